@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR BSD-2-Clause */
+/*
+ * rdmap_sw user ABI: the contract between rdmap_sw.ko and its rdma-core
+ * provider.  Both include this file; there is no second copy.
+ *
+ * Rules: fixed-width __u types only, explicit padding, every struct a
+ * multiple of 8 bytes, no kernel types.  Any incompatible change bumps
+ * RDMAP_SW_ABI_VERSION (it is the device's uverbs_abi_ver).
+ */
+#ifndef RDMAP_SW_ABI_H
+#define RDMAP_SW_ABI_H
+
+#include <linux/types.h>
+
+#define RDMAP_SW_ABI_VERSION 1
+
+/* Response of alloc_ucontext (IB_USER_VERBS_CMD_GET_CONTEXT). */
+struct rdmap_sw_uresp_alloc_ctx {
+	__u32 dev_id;
+	__u32 abi_version;
+};
+
+#endif /* RDMAP_SW_ABI_H */

@@ -1,0 +1,74 @@
+# SPDX-License-Identifier: GPL-2.0
+# Shared shell helpers for rdmap_sw scripts.  Source it; do not run it.
+#
+# Cache layout (never inside the checkout):
+#   $RSW_CACHE/versions.env          kernel releases chosen by scripts/setup
+#   $RSW_CACHE/kernels/<release>/    dpkg -x of linux-image-<release>-unsigned
+#   $RSW_CACHE/debug/                debug kernel: source, O= build, modules
+#   $RSW_CACHE/out/<tree>/<release>/ per-checkout, per-kernel module builds
+#   $RSW_CACHE/ccache/               compiler cache for the debug kernel
+#
+# Kernel names used by every script: "6.12" (default), "6.1", "debug".
+
+RSW_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+RSW_CACHE=${RSW_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rdmap_sw}
+export RSW_TOP RSW_CACHE
+
+rsw_log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+rsw_die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+# Load the versions that scripts/setup resolved.
+rsw_versions() {
+	[ -r "$RSW_CACHE/versions.env" ] ||
+		rsw_die "no $RSW_CACHE/versions.env: run scripts/setup first"
+	# shellcheck source=/dev/null
+	. "$RSW_CACHE/versions.env"
+}
+
+# Debug kernel: the directory of the current build (see scripts/debug-kernel).
+rsw_debug_dir() {
+	[ -e "$RSW_CACHE/debug/current" ] ||
+		rsw_die "no debug kernel built: run scripts/debug-kernel"
+	readlink -f "$RSW_CACHE/debug/current"
+}
+
+# kernel name -> release string
+rsw_release() {
+	case "$1" in
+	6.12) rsw_versions; echo "$RSW_K612" ;;
+	6.1) rsw_versions; echo "$RSW_K61" ;;
+	debug) cat "$(rsw_debug_dir)/release" ;;
+	*) rsw_die "unknown kernel '$1' (want 6.12, 6.1 or debug)" ;;
+	esac
+}
+
+# kernel name -> kbuild directory usable as KDIR
+rsw_kdir() {
+	case "$1" in
+	debug) echo "$(rsw_debug_dir)/build" ;;
+	*) echo "/usr/src/linux-headers-$(rsw_release "$1")" ;;
+	esac
+}
+
+# kernel name -> bootable image
+rsw_image() {
+	case "$1" in
+	debug) echo "$(rsw_debug_dir)/bzImage" ;;
+	*) echo "$RSW_CACHE/kernels/$(rsw_release "$1")/boot/vmlinuz-$(rsw_release "$1")" ;;
+	esac
+}
+
+# kernel name -> directory that holds lib/modules/<release>
+rsw_modroot() {
+	case "$1" in
+	debug) echo "$(rsw_debug_dir)/modroot" ;;
+	*) echo "$RSW_CACHE/kernels/$(rsw_release "$1")" ;;
+	esac
+}
+
+# kernel name -> where this checkout's modules are built for that kernel
+rsw_outdir() {
+	local tree
+	tree=$(printf '%s' "$RSW_TOP" | sha1sum | cut -c1-10)
+	echo "$RSW_CACHE/out/$tree/$(rsw_release "$1")"
+}
