@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * rdmap_sw rdma-core provider: registration with libibverbs, device
+ * matching and the user context.  The verbs themselves live in verbs.c.
+ *
+ * Device matching.  rdmap_sw.ko is an out-of-tree driver, so its devices
+ * carry no RDMA_DRIVER_* id and, being software devices created with
+ * `rdma link add`, no PCI parent either; libibverbs' usual ways of pairing a
+ * device with a provider do not apply.  rsw_match_device() accepts a device
+ * only when all of these hold:
+ *   - the kernel reports no driver id (a device with an id belongs to the
+ *     in-tree provider for that id, e.g. upstream siw);
+ *   - it is an iWARP RNIC;
+ *   - its hca_type attribute reads "rdmap_sw", or, for a driver that does
+ *     not publish hca_type, its name starts with "rsw";
+ * and libibverbs itself checks that the device's uverbs ABI version is
+ * RDMAP_SW_ABI_VERSION before calling alloc_context, which checks the
+ * version once more in the driver's reply.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rdmap_sw.h"
+
+static bool rsw_match_device(struct verbs_sysfs_dev *sysfs_dev)
+{
+	char hca_type[32];
+
+	if (sysfs_dev->driver_id != RDMA_DRIVER_UNKNOWN)
+		return false;
+	if (sysfs_dev->node_type != IBV_NODE_RNIC)
+		return false;
+	if (ibv_read_ibdev_sysfs_file(hca_type, sizeof(hca_type), sysfs_dev,
+				      "hca_type") > 0)
+		return strcmp(hca_type, RSW_HCA_TYPE) == 0;
+	/* sysfs_dev->match is set when the name matched rsw_match_table. */
+	return sysfs_dev->match != NULL;
+}
+
+static void rsw_free_context(struct ibv_context *ibctx)
+{
+	struct rsw_context *ctx = to_rsw_context(ibctx);
+
+	verbs_uninit_context(&ctx->ibv_ctx);
+	free(ctx);
+}
+
+static const struct verbs_context_ops rsw_context_ops = {
+	.alloc_pd = rsw_alloc_pd,
+	.dealloc_pd = rsw_dealloc_pd,
+	.free_context = rsw_free_context,
+	.query_device_ex = rsw_query_device_ex,
+	.query_port = rsw_query_port,
+};
+
+static int rsw_get_context(struct rsw_context *ctx)
+{
+	struct rsw_alloc_context cmd = {};
+	struct rsw_alloc_context_resp resp = {};
+	int ret;
+
+	ret = ibv_cmd_get_context(&ctx->ibv_ctx, &cmd.ibv_cmd, sizeof(cmd),
+				  &resp.ibv_resp, sizeof(resp));
+	if (ret)
+		return ret;
+	if (resp.abi_version != RDMAP_SW_ABI_VERSION) {
+		verbs_err(&ctx->ibv_ctx,
+			  "kernel speaks ABI %u, provider ABI %u\n",
+			  resp.abi_version, RDMAP_SW_ABI_VERSION);
+		return EPROTO;
+	}
+	ctx->dev_id = resp.dev_id;
+	return 0;
+}
+
+static struct verbs_context *rsw_alloc_context(struct ibv_device *ibdev,
+					       int cmd_fd, void *private_data)
+{
+	struct rsw_context *ctx;
+	int ret;
+
+	/* Takes ownership of cmd_fd, also on failure. */
+	ctx = verbs_init_and_alloc_context(ibdev, cmd_fd, ctx, ibv_ctx,
+					   RDMA_DRIVER_UNKNOWN);
+	if (!ctx)
+		return NULL;
+
+	ret = rsw_get_context(ctx);
+	if (ret)
+		goto err_uninit;
+
+	verbs_set_ops(&ctx->ibv_ctx, &rsw_context_ops);
+	return &ctx->ibv_ctx;
+
+err_uninit:
+	verbs_uninit_context(&ctx->ibv_ctx);
+	free(ctx);
+	errno = ret;
+	return NULL;
+}
+
+static struct verbs_device *rsw_alloc_device(struct verbs_sysfs_dev *sysfs_dev)
+{
+	struct rsw_device *dev;
+
+	dev = calloc(1, sizeof(*dev));
+	if (!dev)
+		return NULL;
+	return &dev->ibv_dev;
+}
+
+static void rsw_uninit_device(struct verbs_device *verbs_dev)
+{
+	free(to_rsw_device(&verbs_dev->device));
+}
+
+static const struct verbs_match_ent rsw_match_table[] = {
+	VERBS_NAME_MATCH(RSW_NAME_PREFIX, NULL),
+	{},
+};
+
+static const struct verbs_device_ops rsw_device_ops = {
+	.name = "rdmap_sw",
+	.match_min_abi_version = RDMAP_SW_ABI_VERSION,
+	.match_max_abi_version = RDMAP_SW_ABI_VERSION,
+	.match_table = rsw_match_table,
+	.match_device = rsw_match_device,
+	.alloc_device = rsw_alloc_device,
+	.uninit_device = rsw_uninit_device,
+	.alloc_context = rsw_alloc_context,
+};
+
+PROVIDER_DRIVER(rdmap_sw, rsw_device_ops);
