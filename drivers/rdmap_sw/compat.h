@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Kernel-version differences, each behind one small named helper.  No other
+ * file tests LINUX_VERSION_CODE.
+ *
+ * Targets: Debian's 6.1 and 6.12 kernels (and newer where this still builds).
+ * Checked against both header trees and found identical, so used directly:
+ *  - rdma_link_ops.newlink(ibdev_name, ndev), rdma_link_(un)register();
+ *  - ib_register_device(dev, name, dma_device) with a NULL dma_device selects
+ *    ib_core's virtual DMA (CONFIG_INFINIBAND_VIRT_DMA=y in both configs),
+ *    so no dma_ops or DMA parent are needed;
+ *  - ops.dealloc_driver, ib_unregister_device{,_queued}(), and nldev's
+ *    dellink requiring IBK_ALLOW_USER_UNREG in attrs.kernel_cap_flags;
+ *  - ib_device_set_netdev() (ib_core holds its own tracked netdev reference
+ *    and answers get_netdev from it) and netdev_hold()/netdev_put();
+ *  - ib_device->uverbs_cmd_mask is filled by ib_core; drivers set nothing;
+ *  - the device, port, GID, P_Key, PD and ucontext ops used by verbs.c;
+ *  - <kunit/visibility.h> and EXPORT_SYMBOL_IF_KUNIT().
+ * Known differences not used yet (add helpers here when they are):
+ *  - ops.create_cq and ops.reg_user_mr_dmabuf take a struct ib_udata * in
+ *    6.1 and a struct uverbs_attr_bundle * in 6.12;
+ *  - IB_SPEED_XDR exists from 6.6 only;
+ *  - ib_device_get_netdev() is declared in <rdma/ib_verbs.h> in 6.12 only.
+ */
+#ifndef RDMAP_SW_COMPAT_H
+#define RDMAP_SW_COMPAT_H
+
+#include <linux/module.h>
+#include <linux/version.h>
+#include <kunit/visibility.h>
+#include <rdma/ib_verbs.h>
+
+/*
+ * Register a software device: no DMA-capable parent, so ib_core stashes
+ * kernel virtual addresses in ib_sge/scatterlist DMA addresses.
+ */
+static inline int rsw_register_sw_device(struct ib_device *ibdev,
+					 const char *name)
+{
+	return ib_register_device(ibdev, name, NULL);
+}
+
+/*
+ * KUnit suites import the namespace EXPORT_SYMBOL_IF_KUNIT() exports into;
+ * MODULE_IMPORT_NS() takes a bare identifier up to 6.12, a string after.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
+#define RSW_IMPORT_KUNIT_NS() MODULE_IMPORT_NS("EXPORTED_FOR_KUNIT_TESTING")
+#else
+#define RSW_IMPORT_KUNIT_NS() MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING)
+#endif
+
+#endif /* RDMAP_SW_COMPAT_H */

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * rdmap_sw objects: the device and the verbs objects implemented so far.
+ *
+ * Device lifetime (main.c implements it):
+ *
+ *   rsw_newlink()   allocates the ib_device (its kobject reference is the
+ *                   "list reference"), publishes it on rsw_devices under
+ *                   RTNL, then registers it with ib_core.
+ *   unregistration  (rdma link delete, NETDEV_UNREGISTER, module unload)
+ *                   ends in ops.dealloc_driver, which only marks the device
+ *                   dead and queues its reap work.
+ *   reap work       waits until ib_core has left the unregistration
+ *                   (ib_unregister_device() is a fence once it returns),
+ *                   unlists the device, drops our netdev reference and
+ *                   finally the list reference, which may free it.
+ *
+ * So a listed device's memory is always valid under rsw_devices_lock, our
+ * netdev reference outlives every ib_core use of the device (the netdev's
+ * unregistration completes only after the ib_device is gone), and module
+ * unload waits for all of it by draining the reap workqueue.
+ */
+#ifndef RDMAP_SW_H
+#define RDMAP_SW_H
+
+#include <linux/atomic.h>
+#include <linux/etherdevice.h>
+#include <linux/list.h>
+#include <linux/netdevice.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
+#include <rdma/ib_verbs.h>
+
+/* Every rdmap_sw device has exactly one port. */
+#define RSW_PORT 1
+
+/* Limits advertised by query_device and enforced by the verbs. */
+#define RSW_MAX_PD (64 * 1024)
+
+/*
+ * What the port reports, taken from the netdev under RTNL by
+ * rsw_port_refresh() and read by the query verbs under port_lock.
+ */
+struct rsw_port_snap {
+	u8 mac[ETH_ALEN] __aligned(2);
+	enum ib_port_state state;
+	unsigned int mtu;
+	u16 speed;	/* enum ib_port_speed */
+	u8 width;	/* enum ib_port_width */
+};
+
+struct rsw_device {
+	struct ib_device ibdev;		/* must stay first (ib_alloc_device) */
+
+	/* Set at allocation, held (tracked) until the reap work runs. */
+	struct net_device *netdev;
+	netdevice_tracker netdev_tracker;
+
+	/* Membership of rsw_devices and the flags below: rsw_devices_lock. */
+	struct list_head list;
+	bool dead;		/* dealloc_driver ran: ignore, reap queued */
+	bool netdev_gone;	/* NETDEV_UNREGISTER seen */
+	struct work_struct reap_work;
+
+	/*
+	 * Writers hold RTNL and port_lock, readers port_lock; BH-safe so
+	 * softirq paths may read the port too.
+	 */
+	spinlock_t port_lock;
+	struct rsw_port_snap port;
+
+	atomic_t num_pd;
+};
+
+struct rsw_pd {
+	struct ib_pd base;
+};
+
+struct rsw_ucontext {
+	struct ib_ucontext base;
+};
+
+static inline struct rsw_device *to_rsw_dev(struct ib_device *ibdev)
+{
+	return container_of(ibdev, struct rsw_device, ibdev);
+}
+
+#endif /* RDMAP_SW_H */

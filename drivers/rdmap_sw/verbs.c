@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Device, port, GID, P_Key, PD and user context verbs.
+ *
+ * The port mirrors the netdev: rsw_port_refresh() copies what the port
+ * reports from the netdev under RTNL, the query verbs read that snapshot.
+ * Every verb here runs in process context and may be called by
+ * unprivileged users, so errors are returned, never logged.
+ */
+#include <linux/ethtool.h>
+#include <linux/rtnetlink.h>
+#include <rdma/ib_mad.h>
+#include <rdma/rdmap_sw-abi.h>
+
+#include "internal.h"
+
+/* Speed reported when the netdev does not know its own (dummy, virtio). */
+#define RSW_DEFAULT_MBPS SPEED_1000
+
+/*
+ * Netdev speed -> the slowest IB speed x width combination that is at least
+ * as fast; all of them exist in 6.1 and 6.12.
+ */
+static const struct {
+	u32 max_mbps;
+	u16 speed;
+	u8 width;
+} rsw_speed_map[] = {
+	{ SPEED_2500, IB_SPEED_SDR, IB_WIDTH_1X },
+	{ SPEED_5000, IB_SPEED_DDR, IB_WIDTH_1X },
+	{ SPEED_10000, IB_SPEED_QDR, IB_WIDTH_1X },
+	{ SPEED_20000, IB_SPEED_QDR, IB_WIDTH_2X },
+	{ SPEED_25000, IB_SPEED_EDR, IB_WIDTH_1X },
+	{ SPEED_40000, IB_SPEED_QDR, IB_WIDTH_4X },
+	{ SPEED_50000, IB_SPEED_HDR, IB_WIDTH_1X },
+	{ SPEED_100000, IB_SPEED_EDR, IB_WIDTH_4X },
+	{ SPEED_200000, IB_SPEED_HDR, IB_WIDTH_4X },
+	{ SPEED_400000, IB_SPEED_NDR, IB_WIDTH_4X },
+	{ U32_MAX, IB_SPEED_NDR, IB_WIDTH_8X },
+};
+
+__be64 rsw_guid_from_mac(const u8 *mac)
+{
+	u8 eui[8];
+	__be64 guid;
+
+	/* EUI-48 -> modified EUI-64: insert ff:fe, flip universal/local. */
+	eui[0] = mac[0] ^ 0x02;
+	eui[1] = mac[1];
+	eui[2] = mac[2];
+	eui[3] = 0xff;
+	eui[4] = 0xfe;
+	eui[5] = mac[3];
+	eui[6] = mac[4];
+	eui[7] = mac[5];
+	memcpy(&guid, eui, sizeof(guid));
+	return guid;
+}
+
+static u32 rsw_netdev_mbps(struct net_device *ndev)
+{
+	struct ethtool_link_ksettings ks = {};
+
+	ASSERT_RTNL();
+	if (__ethtool_get_link_ksettings(ndev, &ks) ||
+	    ks.base.speed == (u32)SPEED_UNKNOWN || !ks.base.speed)
+		return RSW_DEFAULT_MBPS;
+	return ks.base.speed;
+}
+
+static void rsw_speed_from_mbps(u32 mbps, struct rsw_port_snap *snap)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(rsw_speed_map) - 1; i++)
+		if (mbps <= rsw_speed_map[i].max_mbps)
+			break;
+	snap->speed = rsw_speed_map[i].speed;
+	snap->width = rsw_speed_map[i].width;
+}
+
+/* The port is usable when the netdev is up, has carrier and is not dormant. */
+static enum ib_port_state rsw_netdev_port_state(const struct net_device *ndev)
+{
+	if (netif_running(ndev) && netif_carrier_ok(ndev) &&
+	    !netif_dormant(ndev))
+		return IB_PORT_ACTIVE;
+	return IB_PORT_DOWN;
+}
+
+unsigned int rsw_port_refresh(struct rsw_device *rsw)
+{
+	struct net_device *ndev = rsw->netdev;
+	struct rsw_port_snap now = {};
+	unsigned int changes = 0;
+
+	ASSERT_RTNL();
+	ether_addr_copy(now.mac, ndev->dev_addr);
+	now.state = rsw_netdev_port_state(ndev);
+	now.mtu = READ_ONCE(ndev->mtu);
+	rsw_speed_from_mbps(rsw_netdev_mbps(ndev), &now);
+
+	spin_lock_bh(&rsw->port_lock);
+	if (now.state != rsw->port.state)
+		changes |= RSW_PORT_STATE_CHANGED;
+	if (!ether_addr_equal(now.mac, rsw->port.mac))
+		changes |= RSW_PORT_ADDR_CHANGED;
+	rsw->port = now;
+	spin_unlock_bh(&rsw->port_lock);
+	return changes;
+}
+
+static void rsw_port_read(struct rsw_device *rsw, struct rsw_port_snap *snap)
+{
+	spin_lock_bh(&rsw->port_lock);
+	*snap = rsw->port;
+	spin_unlock_bh(&rsw->port_lock);
+}
+
+enum ib_port_state rsw_port_state(struct rsw_device *rsw)
+{
+	struct rsw_port_snap snap;
+
+	rsw_port_read(rsw, &snap);
+	return snap.state;
+}
+
+static int rsw_query_device(struct ib_device *ibdev,
+			    struct ib_device_attr *attr, struct ib_udata *udata)
+{
+	/* The ABI has no query_device request or response data. */
+	if (udata && (udata->inlen || udata->outlen))
+		return -EINVAL;
+
+	memset(attr, 0, sizeof(*attr));
+	attr->sys_image_guid = ibdev->node_guid;
+	attr->max_pd = RSW_MAX_PD;
+	attr->max_pkeys = 1;
+	attr->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT |
+				 IB_DEVICE_SYS_IMAGE_GUID;
+	/* Lets "rdma link delete" (nldev dellink) remove the device. */
+	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	return 0;
+}
+
+/*
+ * ib_core's iWARP query_port fills the port from the netdev first (state
+ * INIT without an IPv4 address); everything set here overrides it.
+ */
+static int rsw_query_port(struct ib_device *ibdev, u32 port,
+			  struct ib_port_attr *attr)
+{
+	struct rsw_port_snap snap;
+
+	rsw_port_read(to_rsw_dev(ibdev), &snap);
+	attr->state = snap.state;
+	attr->phys_state = snap.state == IB_PORT_ACTIVE ?
+			   IB_PORT_PHYS_STATE_LINK_UP :
+			   IB_PORT_PHYS_STATE_DISABLED;
+	attr->max_mtu = IB_MTU_4096;
+	attr->active_mtu = ib_mtu_int_to_enum(snap.mtu);
+	attr->active_speed = snap.speed;
+	attr->active_width = snap.width;
+	attr->gid_tbl_len = 1;
+	attr->pkey_tbl_len = 1;
+	return 0;
+}
+
+/*
+ * The single GID is the MAC followed by zeros: rdma_cm finds an iWARP
+ * device for a source address by the netdev's hardware address.
+ */
+static int rsw_query_gid(struct ib_device *ibdev, u32 port, int index,
+			 union ib_gid *gid)
+{
+	struct rsw_port_snap snap;
+
+	if (index != 0)
+		return -EINVAL;
+	rsw_port_read(to_rsw_dev(ibdev), &snap);
+	memset(gid, 0, sizeof(*gid));
+	memcpy(gid->raw, snap.mac, ETH_ALEN);
+	return 0;
+}
+
+/* iWARP has no partitions; ib_core still expects one full-member P_Key. */
+static int rsw_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
+			  u16 *pkey)
+{
+	if (index != 0)
+		return -EINVAL;
+	*pkey = IB_DEFAULT_PKEY_FULL;
+	return 0;
+}
+
+static int rsw_get_port_immutable(struct ib_device *ibdev, u32 port,
+				  struct ib_port_immutable *immutable)
+{
+	immutable->core_cap_flags = RDMA_CORE_PORT_IWARP;
+	immutable->gid_tbl_len = 1;
+	immutable->pkey_tbl_len = 1;
+	immutable->max_mad_size = 0;
+	return 0;
+}
+
+static int rsw_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct rsw_device *rsw = to_rsw_dev(ibpd->device);
+
+	if (atomic_inc_return(&rsw->num_pd) > RSW_MAX_PD) {
+		atomic_dec(&rsw->num_pd);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int rsw_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	atomic_dec(&to_rsw_dev(ibpd->device)->num_pd);
+	return 0;
+}
+
+static int rsw_alloc_ucontext(struct ib_ucontext *ibctx,
+			      struct ib_udata *udata)
+{
+	struct rdmap_sw_uresp_alloc_ctx resp = {
+		.dev_id = ibctx->device->index,
+		.abi_version = RDMAP_SW_ABI_VERSION,
+	};
+
+	/* No request data is defined yet: unknown input must be zero. */
+	if (udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EINVAL;
+	/* An older provider may pass a shorter response buffer. */
+	return ib_copy_to_udata(udata, &resp, min(udata->outlen, sizeof(resp)));
+}
+
+static void rsw_dealloc_ucontext(struct ib_ucontext *ibctx)
+{
+}
+
+/*
+ * Called on device removal after ib_core destroyed every object of the
+ * context and zapped mappings made through rdma_user_mmap_entry; having it
+ * lets removal proceed while processes still hold the uverbs file open.
+ * Whoever adds mmap must keep all user mappings on that API.
+ */
+static void rsw_disassociate_ucontext(struct ib_ucontext *ibctx)
+{
+}
+
+const struct ib_device_ops rsw_verbs_ops = {
+	.query_device = rsw_query_device,
+	.query_port = rsw_query_port,
+	.query_gid = rsw_query_gid,
+	.query_pkey = rsw_query_pkey,
+	.get_port_immutable = rsw_get_port_immutable,
+	.alloc_pd = rsw_alloc_pd,
+	.dealloc_pd = rsw_dealloc_pd,
+	.alloc_ucontext = rsw_alloc_ucontext,
+	.dealloc_ucontext = rsw_dealloc_ucontext,
+	.disassociate_ucontext = rsw_disassociate_ucontext,
+
+	INIT_RDMA_OBJ_SIZE(ib_pd, rsw_pd, base),
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, rsw_ucontext, base),
+};
