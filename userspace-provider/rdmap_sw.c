@@ -11,8 +11,8 @@
  *   - the kernel reports no driver id (a device with an id belongs to the
  *     in-tree provider for that id, e.g. upstream siw);
  *   - it is an iWARP RNIC;
- *   - its hca_type attribute reads "rdmap_sw", or, for a driver that does
- *     not publish hca_type, its name starts with "rsw";
+ *   - its sysfs attribute hca_type reads RDMAP_SW_HCA_TYPE ("rdmap_sw"),
+ *     so the device may carry any name;
  * and libibverbs itself checks that the device's uverbs ABI version is
  * RDMAP_SW_ABI_VERSION before calling alloc_context, which checks the
  * version once more in the driver's reply.
@@ -32,10 +32,9 @@ static bool rsw_match_device(struct verbs_sysfs_dev *sysfs_dev)
 	if (sysfs_dev->node_type != IBV_NODE_RNIC)
 		return false;
 	if (ibv_read_ibdev_sysfs_file(hca_type, sizeof(hca_type), sysfs_dev,
-				      "hca_type") > 0)
-		return strcmp(hca_type, RSW_HCA_TYPE) == 0;
-	/* sysfs_dev->match is set when the name matched rsw_match_table. */
-	return sysfs_dev->match != NULL;
+				      "hca_type") <= 0)
+		return false;
+	return strcmp(hca_type, RDMAP_SW_HCA_TYPE) == 0;
 }
 
 static void rsw_free_context(struct ibv_context *ibctx)
@@ -115,16 +114,10 @@ static void rsw_uninit_device(struct verbs_device *verbs_dev)
 	free(to_rsw_device(&verbs_dev->device));
 }
 
-static const struct verbs_match_ent rsw_match_table[] = {
-	VERBS_NAME_MATCH(RSW_NAME_PREFIX, NULL),
-	{},
-};
-
 static const struct verbs_device_ops rsw_device_ops = {
 	.name = "rdmap_sw",
 	.match_min_abi_version = RDMAP_SW_ABI_VERSION,
 	.match_max_abi_version = RDMAP_SW_ABI_VERSION,
-	.match_table = rsw_match_table,
 	.match_device = rsw_match_device,
 	.alloc_device = rsw_alloc_device,
 	.uninit_device = rsw_uninit_device,

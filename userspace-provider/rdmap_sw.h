@@ -27,14 +27,6 @@
 DECLARE_DRV_CMD(rsw_alloc_context, IB_USER_VERBS_CMD_GET_CONTEXT,
 		empty, rdmap_sw_uresp_alloc_ctx);
 
-/*
- * The device attribute (/sys/class/infiniband/<dev>/hca_type) by which
- * rdmap_sw.ko identifies its devices, and the name prefix used to match
- * devices of a driver that does not publish it.
- */
-#define RSW_HCA_TYPE "rdmap_sw"
-#define RSW_NAME_PREFIX "rsw"
-
 struct rsw_device {
 	struct verbs_device ibv_dev;
 };

@@ -14,6 +14,13 @@
 
 #define RDMAP_SW_ABI_VERSION 1
 
+/*
+ * Every rdmap_sw device shows this string in its sysfs attribute hca_type
+ * (/sys/class/infiniband/<dev>/hca_type); the provider claims a device by
+ * it, whatever name the device was given.
+ */
+#define RDMAP_SW_HCA_TYPE "rdmap_sw"
+
 /* Response of alloc_ucontext (IB_USER_VERBS_CMD_GET_CONTEXT). */
 struct rdmap_sw_uresp_alloc_ctx {
 	__u32 dev_id;
