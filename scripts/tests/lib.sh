@@ -1,0 +1,175 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+# Helpers for tests that run inside a scripts/vm guest.  Source it:
+#
+#   . "$(dirname "$0")/lib.sh"
+#
+# Output contract: every step prints one "==> [test N] what" line, every
+# command a check runs is echoed as "    $ cmd" with its output indented, and
+# the first failed check prints "FAIL: [test step N: what] why" plus the tail
+# of the kernel log and exits 1.  Waiting is always polling with a deadline
+# (poll_until), never a fixed sleep.
+
+set -euo pipefail
+
+T_NAME=${0##*/}
+T_START_MS=$((${EPOCHREALTIME/[.,]/} / 1000))
+T_STEP=0
+T_WHAT=
+# Upper bound for any single command run by check/check_fails (seconds).
+T_CMD_TIMEOUT=${T_CMD_TIMEOUT:-60}
+# Kernel log lines that fail a test (same list as scripts/vm).
+T_BUG_RE='BUG:|WARNING:|Oops|Kernel panic|KASAN|UBSAN|possible circular locking|lockdep is turned off|turning off the locking correctness validator|sleeping function called from invalid context|unreferenced object|refcount_t:'
+
+step() {
+	local ms=$(($(now_ms) - T_START_MS))
+	T_STEP=$((T_STEP + 1))
+	T_WHAT="$*"
+	printf '==> [%s %d] %s  (t=%d.%01ds)\n' "$T_NAME" "$T_STEP" "$*" \
+		$((ms / 1000)) $((ms % 1000 / 100))
+}
+
+note() { printf '    %s\n' "$*"; }
+ok() { printf '    ok: %s\n' "$*"; }
+skip() { printf 'SKIP: %s\n' "$*"; }
+
+fail() {
+	printf 'FAIL: [%s step %d: %s] %s\n' "$T_NAME" "$T_STEP" "$T_WHAT" "$*"
+	echo '---- last kernel messages ----'
+	dmesg 2>/dev/null | tail -n 30 || true
+	echo '----'
+	exit 1
+}
+
+# Milliseconds on a monotonic-enough clock (bash 5 EPOCHREALTIME).
+now_ms() {
+	local t=${EPOCHREALTIME/[.,]/}
+	echo $((t / 1000))
+}
+
+indent() { sed 's/^/      /'; }
+
+# Run "$@" with the per-command time limit; shell functions run directly.
+t_run() {
+	if [ "$(type -t "$1")" = file ]; then
+		timeout -k 5 "$T_CMD_TIMEOUT" "$@"
+	else
+		"$@"
+	fi
+}
+
+# check CMD...: CMD must succeed.  Its output is printed and kept in T_OUT.
+check() {
+	local rc=0
+	printf '    $ %s\n' "$*"
+	T_OUT=$(t_run "$@" 2>&1) || rc=$?
+	[ -z "$T_OUT" ] || printf '%s\n' "$T_OUT" | indent
+	[ "$rc" -eq 0 ] || fail "exit status $rc from: $*"
+}
+
+# check_fails CMD...: CMD must fail (but not time out).
+check_fails() {
+	local rc=0
+	printf '    $ %s   (must fail)\n' "$*"
+	T_OUT=$(t_run "$@" 2>&1) || rc=$?
+	[ -z "$T_OUT" ] || printf '%s\n' "$T_OUT" | indent
+	[ "$rc" -ne 0 ] || fail "succeeded but must fail: $*"
+	[ "$rc" -ne 124 ] || fail "timed out (${T_CMD_TIMEOUT}s): $*"
+	ok "failed as expected (exit $rc)"
+}
+
+assert_eq() {
+	# ACTUAL EXPECTED WHAT
+	[ "$1" = "$2" ] || fail "$3: got '$1', want '$2'"
+	ok "$3 = '$2'"
+}
+
+assert_match() {
+	# TEXT EXTENDED-REGEX WHAT
+	grep -Eq -- "$2" <<<"$1" || fail "$3: '$1' does not match /$2/"
+	ok "$3 matches /$2/"
+}
+
+assert_no_match() {
+	# TEXT EXTENDED-REGEX WHAT
+	! grep -Eq -- "$2" <<<"$1" || fail "$3: '$1' matches /$2/"
+	ok "$3 does not match /$2/"
+}
+
+# assert_file FILE EXPECTED: a (sysfs) file holds exactly EXPECTED.
+assert_file() {
+	local v
+	[ -r "$1" ] || fail "$1 does not exist"
+	v=$(cat "$1") || fail "cannot read $1"
+	assert_eq "$v" "$2" "$1"
+}
+
+# poll_until SECONDS WHAT CMD...: run CMD until it succeeds; fail after
+# SECONDS.  The interval starts at 10 ms and doubles up to 200 ms.
+poll_until() {
+	local limit=$1 what=$2 start deadline delay=0.01 tries=0 out
+	shift 2
+	start=$(now_ms)
+	deadline=$((start + limit * 1000))
+	until out=$("$@" 2>&1); do
+		tries=$((tries + 1))
+		if [ "$(now_ms)" -ge "$deadline" ]; then
+			note "last attempt ($*):"
+			[ -z "$out" ] || printf '%s\n' "$out" | indent
+			fail "timed out after ${limit}s waiting for: $what"
+		fi
+		sleep "$delay"
+		case "$delay" in
+		0.01) delay=0.02 ;; 0.02) delay=0.05 ;; 0.05) delay=0.1 ;; *) delay=0.2 ;;
+		esac
+	done
+	ok "$what (after $(($(now_ms) - start)) ms, $tries retries)"
+}
+
+# t_ping ARGS...: iputils ping when installed, else busybox's (same options
+# -n -c -W -i; the summary says "N received" or "N packets received").
+t_ping() {
+	if command -v ping >/dev/null; then
+		ping "$@"
+	else
+		busybox ping "$@"
+	fi
+}
+
+# file_is FILE VALUE: for poll_until.
+file_is() { [ -r "$1" ] && [ "$(cat "$1")" = "$2" ]; }
+
+# gone PATH: for poll_until.
+gone() { [ ! -e "$1" ]; }
+
+# dmesg_clean: the kernel log holds no bug report.
+dmesg_clean() {
+	local hits
+	hits=$(dmesg | grep -E "$T_BUG_RE" || true)
+	[ -z "$hits" ] || { printf '%s\n' "$hits" | indent; fail "kernel log has bug reports"; }
+	ok "no bug reports in the kernel log"
+}
+
+# barrier NAME SECONDS: scripts/vm2 guests wait for each other through the
+# shared run directory ($RSW_SHARE); $RSW_VMS names every guest.
+barrier() {
+	local name=$1 limit=$2
+	if [ -z "${RSW_SHARE:-}" ] || [ -z "${RSW_VMS:-}" ]; then
+		fail "barrier needs RSW_SHARE and RSW_VMS (run under scripts/vm2)"
+	fi
+	: >"$RSW_SHARE/.barrier-$name-${RSW_VM:?}"
+	poll_until "$limit" "barrier '$name' reached by $RSW_VMS" t_all_arrived "$name"
+}
+
+t_all_arrived() {
+	local vm
+	for vm in $RSW_VMS; do
+		[ -e "$RSW_SHARE/.barrier-$1-$vm" ] || return 1
+	done
+}
+
+# Print where and on what the test runs.
+t_banner() {
+	printf '==> %s on %s (%s, kernel %s), %s\n' "$T_NAME" "$(hostname)" \
+		"${RSW_KERNEL:-?}" "$(uname -r)" "$(date -u +%FT%TZ)"
+}
