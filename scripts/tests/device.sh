@@ -105,7 +105,7 @@ step "rdmap_sw.ko loads"
 [ -e "$KO" ] || fail "no $KO: build it with scripts/build $RSW_KERNEL"
 check modinfo -F vermagic "$KO"
 assert_eq "${T_OUT%% *}" "$(uname -r)" "module vermagic release"
-check insmod "$KO"
+insmod_deps "$KO"
 check grep -w rdmap_sw /proc/modules
 
 step "a netdev with an address: dummy0 10.0.0.1/24"

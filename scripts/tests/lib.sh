@@ -136,6 +136,15 @@ t_ping() {
 	fi
 }
 
+# insmod_deps KO: load the modules KO depends on (modinfo's list, by name,
+# as modprobe would from an installed tree), then KO itself.
+insmod_deps() {
+	local deps
+	deps=$(modinfo -F depends "$1") || fail "modinfo $1"
+	[ -z "$deps" ] || check modprobe -a ${deps//,/ }
+	check insmod "$1"
+}
+
 # file_is FILE VALUE: for poll_until.
 file_is() { [ -r "$1" ] && [ "$(cat "$1")" = "$2" ]; }
 

@@ -43,7 +43,7 @@ port_state_is() {
 
 step "load the RDMA core and rdmap_sw"
 check modprobe -a ib_core ib_uverbs iw_cm rdma_cm
-check insmod "$RSW_OUT/drivers/rdmap_sw/rdmap_sw.ko"
+insmod_deps "$RSW_OUT/drivers/rdmap_sw/rdmap_sw.ko"
 
 step "$NETDEV with 192.0.2.1/24, $DEV attached to it"
 check ip link add "$NETDEV" type dummy
