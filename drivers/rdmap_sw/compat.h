@@ -17,8 +17,8 @@
  *  - the device, port, GID, P_Key, PD and ucontext ops used by verbs.c;
  *  - <kunit/visibility.h> and EXPORT_SYMBOL_IF_KUNIT().
  * Known differences not used yet (add helpers here when they are):
- *  - ops.create_cq and ops.reg_user_mr_dmabuf take a struct ib_udata * in
- *    6.1 and a struct uverbs_attr_bundle * in 6.12;
+ *  - ops.reg_user_mr_dmabuf takes a struct ib_udata * in 6.1 and a
+ *    struct uverbs_attr_bundle * in 6.12 (create_cq too: rsw_uarg below);
  *  - IB_SPEED_XDR exists from 6.6 only;
  *  - ib_device_get_netdev() is declared in <rdma/ib_verbs.h> in 6.12 only.
  */
@@ -49,5 +49,41 @@ static inline int rsw_register_sw_device(struct ib_device *ibdev,
 #else
 #define RSW_IMPORT_KUNIT_NS() MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING)
 #endif
+
+/*
+ * ops.create_cq (and ops.reg_user_mr_dmabuf) get the caller's udata in 6.1
+ * and, from 6.11, the uverbs attribute bundle that holds it; kernel callers
+ * pass NULL either way.  Implementations take a struct rsw_uarg * and ask
+ * rsw_uarg_udata() for the udata.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)
+#include <rdma/uverbs_ioctl.h>
+#define rsw_uarg uverbs_attr_bundle
+
+static inline struct ib_udata *rsw_uarg_udata(struct rsw_uarg *uarg)
+{
+	return uarg ? &uarg->driver_udata : NULL;
+}
+#else
+#define rsw_uarg ib_udata
+
+static inline struct ib_udata *rsw_uarg_udata(struct rsw_uarg *uarg)
+{
+	return uarg;
+}
+#endif
+
+/*
+ * Kernel pointer behind a virtual DMA address (SGE addr, page list entry).
+ * ib_virt_dma_to_ptr() exists from 6.4 (in 6.12, not in Debian's 6.1).
+ */
+static inline void *rsw_virt_dma_to_ptr(u64 dma_addr)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 4, 0)
+	return ib_virt_dma_to_ptr(dma_addr);
+#else
+	return (void *)(uintptr_t)dma_addr;
+#endif
+}
 
 #endif /* RDMAP_SW_COMPAT_H */

@@ -12,6 +12,9 @@
 
 #include "compat.h"
 #include "rdmap_sw.h"
+#include "mpa.h"
+#include "qp.h"
+#include "rx.h"
 
 /*
  * main.c - module, rdma link ops, netdev events, device lifecycle.
@@ -45,5 +48,263 @@ unsigned int rsw_port_refresh(struct rsw_device *rsw);
 enum ib_port_state rsw_port_state(struct rsw_device *rsw);
 /* EUI-64 node GUID derived from a MAC address.  Any context. */
 __be64 rsw_guid_from_mac(const u8 *mac);
+
+/*
+ * mpa.c - MPA connection setup (RFC 5044 7.1, RFC 6581) without sockets:
+ * frame descriptions, builder, incremental parser, negotiation; types and
+ * the exchange's sequence in mpa.h.  Pure functions: no allocation, no
+ * locks, never sleep; any context.  The caller serialises each rsw_mpa_rx.
+ */
+/* Name and handling (errno, MPA error code, Terminate, Reject) of @r. */
+const struct rsw_mpa_reason_info *rsw_mpa_reason(enum rsw_mpa_reason r);
+/* -EINVAL unless @lp is usable (rev 1/2, IRD/ORD <= 0x3fff, PD <= 512). */
+int rsw_mpa_params_check(const struct rsw_mpa_params *lp);
+/* Initiator: describe the Request for @lp; -EINVAL if @lp is unusable. */
+int rsw_mpa_request(const struct rsw_mpa_params *lp, struct rsw_mpa_frame *req);
+/*
+ * Frame @f (Request or Reply) into @buf: its length, -EINVAL (e.g. ULP
+ * private data over 512, or 508 with IRD/ORD) or -ENOSPC.
+ */
+int rsw_mpa_build(const struct rsw_mpa_frame *f, bool reply, void *buf,
+		  size_t size);
+/* Responder: whether Request @req is acceptable under @lp. */
+enum rsw_mpa_reason rsw_mpa_check_request(const struct rsw_mpa_params *lp,
+					  const struct rsw_mpa_frame *req);
+/* Responder: Reply @rep and outcome @conn, or a Reject and the reason. */
+enum rsw_mpa_reason rsw_mpa_accept(const struct rsw_mpa_params *lp,
+				   const struct rsw_mpa_frame *req,
+				   struct rsw_mpa_frame *rep,
+				   struct rsw_mpa_conn *conn);
+/* Responder: the Reject frame answering @req with @lp's private data. */
+void rsw_mpa_reject(const struct rsw_mpa_params *lp,
+		    const struct rsw_mpa_frame *req, struct rsw_mpa_frame *rep);
+/* Initiator: outcome @conn of Reply @rep to the Request built from @lp. */
+enum rsw_mpa_reason rsw_mpa_connected(const struct rsw_mpa_params *lp,
+				      const struct rsw_mpa_frame *rep,
+				      struct rsw_mpa_conn *conn);
+/* Parser: start (initiator: @rev offered), feed, octets wanted, EOF. */
+void rsw_mpa_rx_init(struct rsw_mpa_rx *rx, bool initiator, u8 rev);
+enum rsw_mpa_rx_status rsw_mpa_rx_feed(struct rsw_mpa_rx *rx, const void *data,
+				       size_t len, size_t *used);
+u32 rsw_mpa_rx_want(const struct rsw_mpa_rx *rx);
+enum rsw_mpa_reason rsw_mpa_rx_eof(struct rsw_mpa_rx *rx);
+const char *rsw_mpa_rx_state_name(enum rsw_mpa_rx_state s);
+
+/*
+ * cq.c - completion queues (object in cq.h, ring format in the user ABI).
+ * Lock order: rsw_cq.cons_lock -> rsw_cq.prod_lock; both irqsave.
+ */
+/* Limits advertised by query_device; create_cq enforces RSW_MAX_CQE. */
+#define RSW_MAX_CQ (128 * 1024)
+#define RSW_MAX_CQE (4 * 1024 * 1024)	/* a power of two */
+
+struct rsw_cq;
+struct rdmap_sw_cqe;
+
+/* CQ verbs; main.c merges them into every device's ops. */
+extern const struct ib_device_ops rsw_cq_ops;
+/* Module init/exit: the notification workqueue.  Process context. */
+int rsw_cq_init(void);
+void rsw_cq_exit(void);
+/*
+ * Append a completion for @qp (reported as ib_wc.qp; not NULL) to @cq.
+ * Any context: process, softirq, hard IRQ, IRQs disabled; takes
+ * cq->prod_lock irqsave, never sleeps, never calls a ULP handler (a due
+ * notification is queued to a work item).  @solicited: the message had the
+ * Solicited Event bit; failed entries wake solicited-only arming anyway.
+ * cqe->seq and RDMAP_SW_CQE_SOLICITED are ignored.  Returns 0; -EINVAL for
+ * an opcode/status out of range, both WITH_IMM and WITH_INV, or no @qp;
+ * -ENOSPC if the ring is full: the entry is dropped, IB_EVENT_CQ_ERR is
+ * dispatched and the caller should move the QP to ERROR.
+ */
+int rsw_cq_push(struct rsw_cq *cq, const struct rdmap_sw_cqe *cqe,
+		struct ib_qp *qp, bool solicited);
+/*
+ * Discard every entry of @qp not yet polled from @cq, so that none is
+ * reported with a freed QP.  destroy_qp, once @qp can push no more.  Any
+ * context; takes cq->cons_lock irqsave.
+ */
+void rsw_cq_discard_qp(struct rsw_cq *cq, struct ib_qp *qp);
+#if IS_ENABLED(CONFIG_KUNIT)
+/* Empty an idle CQ and restart its indices at @start; exported for KUnit. */
+void rsw_cq_reset(struct rsw_cq *cq, u32 start);
+#endif
+
+/*
+ * mem.c - STags and memory regions (objects and lifetime in mem.h and at
+ * the top of mem.c).  Any context unless noted; nothing here sleeps.
+ *
+ * An access is checked once with rsw_mr_get(), which pins the MR in an
+ * rsw_mr_ref; the memory is then reached only through rsw_mr_walk() and
+ * the helpers on it, which re-check the access under the MR lock each
+ * time, so an invalidation or dereg in between stops them and no byte
+ * outside the registered range is ever touched.  Keep a ref for one
+ * operation step (a DDP segment, one FPDU's payload), never in a ring that
+ * user space can see; re-resolve by STag at the next step.  Rights:
+ * IB_ACCESS_REMOTE_WRITE for tagged placement (Write, and Read Response
+ * when the sink is looked up by the STag on the wire), _REMOTE_READ for a
+ * Read Request's source, _LOCAL_WRITE for a local SGE written into
+ * (receive buffers, Read sink SGEs), 0 for a local SGE only read.
+ * Zero-length accesses: RFC 5040 section 7.2 checks a Read Request's
+ * source STag only for non-zero lengths; callers skip rsw_mr_get() then.
+ */
+extern const struct ib_device_ops rsw_mem_ops;
+/* Per-device registry, at device allocation / from ops.dealloc_driver. */
+void rsw_mr_table_init(struct rsw_mr_table *table);
+void rsw_mr_table_destroy(struct rsw_mr_table *table);
+/*
+ * Look up @stag (all 32 bits) in @pd and check [@to, @to + @len) against
+ * it for @right (an IB_ACCESS_* bit, 0 = local read).  RSW_MR_OK: @ref
+ * holds a reference, release with rsw_mr_ref_put().  Otherwise @ref->mr
+ * is NULL and the reason says which RFC 5040 section 7 check failed
+ * (rsw_mr_err_to_term()); local SGE failures complete IB_WC_LOC_PROT_ERR.
+ */
+enum rsw_mr_err rsw_mr_get(struct rsw_device *rsw, struct ib_pd *pd,
+			   u32 stag, u64 to, u64 len, u32 right,
+			   struct rsw_mr_ref *ref);
+/* rsw_mr_get() for a local SGE: lkey, bounds, LOCAL_WRITE if @write. */
+enum rsw_mr_err rsw_mr_get_sge(struct rsw_device *rsw, struct ib_pd *pd,
+			       const struct ib_sge *sge, bool write,
+			       struct rsw_mr_ref *ref);
+void rsw_mr_ref_put(struct rsw_mr_ref *ref);
+void rsw_mr_put(struct rsw_mr *mr);
+/*
+ * Visit [@to, @to + @len) of @ref's MR as (page, offset, length) pieces
+ * under the MR lock (rsw_mr_seg_fn in mem.h).  Fails without visiting
+ * anything if the access no longer holds (invalidated, re-registered with
+ * another key, range outside).  For a DMA MR, a kernel address that has no
+ * page stops the walk with RSW_MR_ERR_BOUNDS after the pieces before it.
+ */
+enum rsw_mr_err rsw_mr_walk(const struct rsw_mr_ref *ref, u64 to, u64 len,
+			    rsw_mr_seg_fn fn, void *arg);
+/*
+ * Copy into (RX placement; @ref must carry a write right) or out of (TX
+ * source) the MR range.  Bound @len by one segment: the MR lock is held
+ * for the whole copy.
+ */
+enum rsw_mr_err rsw_mr_copy_to(const struct rsw_mr_ref *ref, u64 to,
+			       const void *src, size_t len);
+enum rsw_mr_err rsw_mr_copy_from(const struct rsw_mr_ref *ref, u64 to,
+				 void *dst, size_t len);
+/*
+ * Describe the range in at most @max_bv bio_vecs (zero-copy TX with
+ * MSG_SPLICE_PAGES): *@nr_bv used, *@bytes covered (less than @len when
+ * @max_bv ran out).  No page references are taken: splicing is only safe
+ * when the memory outlives TCP's use of it, which an invalidation does
+ * not guarantee.
+ */
+enum rsw_mr_err rsw_mr_bvecs(const struct rsw_mr_ref *ref, u64 to, u64 len,
+			     struct bio_vec *bv, unsigned int max_bv,
+			     unsigned int *nr_bv, u64 *bytes);
+/*
+ * IB_WR_REG_MR on a QP of @pd.  0, or -EINVAL (not a fast-reg MR, key of
+ * another index, bad access flags, region not mapped), -EACCES (MR of
+ * another PD), -EBUSY (MR still valid).
+ */
+int rsw_mr_fastreg(struct ib_pd *pd, const struct ib_reg_wr *wr);
+/*
+ * IB_WR_LOCAL_INV and the sink of IB_WR_RDMA_READ_WITH_INV: @stag of a
+ * fast-reg MR of @pd; invalidating an invalid MR succeeds.  Remote
+ * invalidation (Send with Invalidate, RX): the MR must also be valid and
+ * have been registered with a remote right.  On return no access through
+ * the old registration is in progress or possible.
+ */
+enum rsw_mr_err rsw_mr_invalidate_local(struct rsw_device *rsw,
+					struct ib_pd *pd, u32 stag);
+enum rsw_mr_err rsw_mr_invalidate_remote(struct rsw_device *rsw,
+					 struct ib_pd *pd, u32 stag);
+/* Terminate layer/type/code for a refusal in operation @use. */
+struct rsw_mr_term rsw_mr_err_to_term(enum rsw_mr_err err,
+				      enum rsw_mr_use use);
+
+/*
+ * rx.c - the receive stream parser of one connection in full operation
+ * (types, the consumer's ops and the call sequence in rx.h).  No locks, no
+ * allocation, never sleeps; the caller serialises each rsw_rx (socket lock
+ * in the data-ready path, softirq or process context), and the ops are
+ * called in that same context.
+ */
+/* Start a stream: 0, -EOPNOTSUPP with Markers, -EINVAL for a tiny limit. */
+int rsw_rx_init(struct rsw_rx *rx, const struct rsw_rx_config *cfg,
+		const struct rsw_rx_ops *ops, void *ctx);
+/*
+ * Parse @len octets of the stream.  Returns the octets consumed: all of
+ * them, or, once the stream stopped at an error (ops->stop called, reason
+ * in rsw_rx_stopped()), those up to the error; later calls consume 0.
+ */
+size_t rsw_rx_feed(struct rsw_rx *rx, const u8 *data, size_t len);
+/* rsw_rx_feed() over @len octets of @skb from @off (tcp_read_sock actor). */
+size_t rsw_rx_feed_skb(struct rsw_rx *rx, struct sk_buff *skb,
+		       unsigned int off, size_t len);
+/*
+ * The peer closed: true at an FPDU boundary, else the stream stops (MPA
+ * "TCP connection lost") and the segment in progress is abandoned.
+ */
+bool rsw_rx_eof(struct rsw_rx *rx);
+/* The Terminate reason once stopped, NULL while parsing. */
+const struct rsw_rx_term *rsw_rx_stopped(const struct rsw_rx *rx);
+const char *rsw_rx_state_name(enum rsw_rx_state s);
+
+/*
+ * qp.c - RC queue pairs: RFC 5040 section 6 stream states, send and
+ * receive queues, flushing (object and queue layout in qp.h, lifetime and
+ * locks at the top of qp.c).  Lock order: rsw_qp.lock -> rsw_qp.sq.lock ->
+ * rsw_qp.rq.lock -> rsw_cq.prod_lock, all irqsave.  Nothing here sleeps
+ * except create_qp and destroy_qp.
+ */
+/* QP verbs; main.c merges them into every device's ops. */
+extern const struct ib_device_ops rsw_qp_ops;
+/*
+ * The CM, TX and RX hold a QP by reference: rsw_qp_lookup() finds one of
+ * @rsw by QPN (e.g. for iw_get_qp) and takes a reference, NULL if there is
+ * none; rsw_qp_get() adds one to a QP already held; rsw_qp_put() drops
+ * one.  destroy_qp waits for the last put.  Any context.
+ */
+struct rsw_qp *rsw_qp_lookup(struct rsw_device *rsw, u32 qpn);
+void rsw_qp_get(struct rsw_qp *qp);
+void rsw_qp_put(struct rsw_qp *qp);
+/*
+ * Move @qp to ERROR (a fatal stream or protocol error, a Terminate sent or
+ * received): everything posted and not taken by an engine completes with
+ * FLUSH_ERR, in order, and so does everything posted later.  Any context;
+ * takes the QP locks.  ERROR -> ERROR is a no-op.
+ */
+void rsw_qp_set_error(struct rsw_qp *qp);
+/*
+ * TX engine (runs only while a stream is attached, i.e. in RTS): take the
+ * next send WQE.  RSW_SQ_WIRE: *@sqe is a private copy of it, ticket *@idx,
+ * and the caller must finish it with rsw_qp_sq_complete() (also when the
+ * stream dies: with RDMAP_SW_WC_WR_FLUSH_ERR).  RSW_SQ_LOCAL: a REG_MR or
+ * LOCAL_INV was executed and completed here.  RSW_SQ_EMPTY: nothing
+ * posted, or the QP is in ERROR / being destroyed.  Fences against
+ * outstanding Reads are the caller's to honour (RDMAP_SW_SQE_FENCE) before
+ * it takes the next WQE.  Any context, takes sq.lock; local operations run
+ * with no QP lock held.
+ */
+enum rsw_sq_take rsw_qp_sq_take(struct rsw_qp *qp, struct rdmap_sw_sqe *sqe,
+				u32 *idx);
+/*
+ * Finish taken send WQE @idx with @status (enum rdmap_sw_cqe_status) and
+ * @byte_len, in any order: completions reach the CQ in posting order (a
+ * later WQE waits for earlier taken ones).  Anything but success moves the
+ * QP to ERROR.  Any context, no QP lock held.
+ */
+void rsw_qp_sq_complete(struct rsw_qp *qp, u32 idx, u8 status, u32 byte_len);
+/*
+ * RX engine: take the next receive WQE for an incoming Send (copy in
+ * *@rqe, ticket *@idx); false if none is posted (RFC 5040: the stream then
+ * gets a Terminate) or the QP is in ERROR.  Finish it with
+ * rsw_qp_rq_complete(); same ordering and error rules as the SQ.
+ */
+bool rsw_qp_rq_take(struct rsw_qp *qp, struct rdmap_sw_rqe *rqe, u32 *idx);
+void rsw_qp_rq_complete(struct rsw_qp *qp, u32 idx,
+			const struct rsw_rq_result *res);
+/*
+ * The pure transition table: 0 and *@next if moving from @from to @to is
+ * legal, else -EINVAL.  Any context.
+ */
+int rsw_qp_transition(enum rsw_qp_state from, enum ib_qp_state to,
+		      enum rsw_qp_state *next);
+const char *rsw_qp_state_name(enum rsw_qp_state s);
 
 #endif /* RDMAP_SW_INTERNAL_H */

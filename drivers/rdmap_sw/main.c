@@ -60,6 +60,7 @@ static void rsw_dealloc_driver(struct ib_device *ibdev)
 {
 	struct rsw_device *rsw = to_rsw_dev(ibdev);
 
+	rsw_mr_table_destroy(&rsw->mrs);
 	mutex_lock(&rsw_devices_lock);
 	rsw->dead = true;
 	mutex_unlock(&rsw_devices_lock);
@@ -106,6 +107,9 @@ static void rsw_init_ibdev(struct rsw_device *rsw)
 
 	ib_set_device_ops(ibdev, &rsw_device_ops);
 	ib_set_device_ops(ibdev, &rsw_verbs_ops);
+	ib_set_device_ops(ibdev, &rsw_mem_ops);
+	ib_set_device_ops(ibdev, &rsw_cq_ops);
+	ib_set_device_ops(ibdev, &rsw_qp_ops);
 	ibdev->node_type = RDMA_NODE_RNIC;
 	ibdev->phys_port_cnt = 1;
 	ibdev->num_comp_vectors = num_online_cpus();
@@ -127,6 +131,8 @@ static struct rsw_device *rsw_device_alloc(struct net_device *ndev)
 	INIT_WORK(&rsw->reap_work, rsw_reap_work);
 	spin_lock_init(&rsw->port_lock);
 	atomic_set(&rsw->num_pd, 0);
+	atomic_set(&rsw->num_cq, 0);
+	rsw_mr_table_init(&rsw->mrs);
 	rsw->netdev = ndev;
 	netdev_hold(ndev, &rsw->netdev_tracker, GFP_KERNEL);
 	rsw_init_ibdev(rsw);
@@ -349,12 +355,17 @@ static int __init rsw_init(void)
 	rsw_wq = alloc_workqueue("rdmap_sw", WQ_UNBOUND, 0);
 	if (!rsw_wq)
 		return -ENOMEM;
-	ret = register_netdevice_notifier(&rsw_netdev_nb);
+	ret = rsw_cq_init();
 	if (ret)
 		goto err_destroy_wq;
+	ret = register_netdevice_notifier(&rsw_netdev_nb);
+	if (ret)
+		goto err_cq_exit;
 	rdma_link_register(&rsw_link_ops);
 	return 0;
 
+err_cq_exit:
+	rsw_cq_exit();
 err_destroy_wq:
 	destroy_workqueue(rsw_wq);
 	return ret;
@@ -371,6 +382,7 @@ static void __exit rsw_exit(void)
 	rdma_link_unregister(&rsw_link_ops);
 	rsw_remove_all();
 	unregister_netdevice_notifier(&rsw_netdev_nb);
+	rsw_cq_exit();
 	destroy_workqueue(rsw_wq);
 	WARN_ON(!list_empty(&rsw_devices));
 }

@@ -31,6 +31,8 @@
 #include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
 
+#include "mem.h"
+
 /* Every rdmap_sw device has exactly one port. */
 #define RSW_PORT 1
 
@@ -70,6 +72,10 @@ struct rsw_device {
 	struct rsw_port_snap port;
 
 	atomic_t num_pd;
+	atomic_t num_cq;
+
+	/* STag index -> MR (mem.c); lookups under RCU from any context. */
+	struct rsw_mr_table mrs;
 };
 
 struct rsw_pd {

@@ -135,7 +135,19 @@ static int rsw_query_device(struct ib_device *ibdev,
 	memset(attr, 0, sizeof(*attr));
 	attr->sys_image_guid = ibdev->node_guid;
 	attr->max_pd = RSW_MAX_PD;
+	attr->max_cq = RSW_MAX_CQ;
+	attr->max_cqe = RSW_MAX_CQE;
+	attr->max_mr = RSW_MAX_MR;
+	attr->max_fast_reg_page_list_len = RSW_MAX_FRMR_PAGES;
+	attr->max_mr_size = RSW_MAX_MR_SIZE;
 	attr->max_pkeys = 1;
+	attr->max_qp = RSW_MAX_QP;
+	attr->max_qp_wr = RSW_MAX_QP_WR;
+	attr->max_send_sge = RSW_MAX_SGE;
+	attr->max_recv_sge = RSW_MAX_SGE;
+	attr->max_sge_rd = RSW_MAX_SGE;
+	attr->max_qp_rd_atom = RSW_MAX_RD_ATOM;
+	attr->max_qp_init_rd_atom = RSW_MAX_RD_ATOM;
 	attr->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT |
 				 IB_DEVICE_SYS_IMAGE_GUID;
 	/* Lets "rdma link delete" (nldev dellink) remove the device. */

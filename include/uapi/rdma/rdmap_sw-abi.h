@@ -27,4 +27,197 @@ struct rdmap_sw_uresp_alloc_ctx {
 	__u32 abi_version;
 };
 
+/* ===================== Completion queue ring (cq.c) ===================== */
+
+/*
+ * A CQ is one buffer: struct rdmap_sw_cq_ctrl at offset 0, followed by
+ * ctrl.size entries of struct rdmap_sw_cqe (size is a power of two, fixed
+ * for the life of the CQ).  Indices are free-running __u32 counters that
+ * wrap at 2^32; entry n lives in slot n & ctrl.mask.
+ *
+ * Ownership.  The kernel is the only producer and writes only slots the
+ * consumer has handed back (prod - cons < size): it fills an entry, stores
+ * its seq = n with release semantics and then ctrl.prod = n + 1 with release
+ * semantics.  The consumer owns ctrl.cons: entry n is ready once an acquire
+ * load sees seq == n (or ctrl.prod past n); the consumer copies it out and
+ * only then stores ctrl.cons = n + 1 with release semantics, which returns
+ * the slot to the producer.  Until entry n is written its slot holds
+ * seq == n - size, so a stale entry never looks ready.
+ *
+ * Notification.  ctrl.notify is the arm word: the consumer only raises it
+ * (NONE -> SOLICITED -> NEXT), the producer clears it with an atomic
+ * compare-and-exchange when a new entry satisfies it and then signals one
+ * completion event.  Each side issues a full barrier between storing its
+ * own word and loading the other's (producer: ctrl.prod then ctrl.notify;
+ * consumer: ctrl.notify then ctrl.prod), so an entry published while the
+ * consumer arms is either signalled or seen by the consumer.
+ *
+ * The producer reads ctrl.cons and ctrl.notify and nothing else from the
+ * ring; it never trusts them for more than "is the ring full" and "is it
+ * armed".
+ */
+
+/* ctrl.notify */
+enum rdmap_sw_cq_notify {
+	RDMAP_SW_CQ_NOTIFY_NONE = 0,
+	RDMAP_SW_CQ_NOTIFY_SOLICITED = 1,	/* solicited or failed entries */
+	RDMAP_SW_CQ_NOTIFY_NEXT = 2,		/* any entry */
+};
+
+/* ctrl.flags, set by the producer, never cleared */
+enum rdmap_sw_cq_flags {
+	/* An entry was dropped because the ring was full (CQ overrun). */
+	RDMAP_SW_CQ_F_OVERFLOW = 1 << 0,
+};
+
+struct rdmap_sw_cq_ctrl {
+	/* Written by the producer only. */
+	__u32 prod;
+	__u32 flags;		/* enum rdmap_sw_cq_flags */
+	__u32 size;
+	__u32 mask;		/* size - 1 */
+	__u32 reserved0[12];	/* the producer's 64-byte line */
+	/* Written by the consumer; the producer only clears notify. */
+	__u32 cons;
+	__u32 notify;		/* enum rdmap_sw_cq_notify */
+	__u32 reserved1[14];
+};
+
+/* cqe.opcode */
+enum rdmap_sw_cqe_opcode {
+	RDMAP_SW_WC_SEND = 0,
+	RDMAP_SW_WC_RDMA_WRITE = 1,
+	RDMAP_SW_WC_RDMA_READ = 2,
+	RDMAP_SW_WC_COMP_SWAP = 3,
+	RDMAP_SW_WC_FETCH_ADD = 4,
+	RDMAP_SW_WC_MASKED_COMP_SWAP = 5,
+	RDMAP_SW_WC_MASKED_FETCH_ADD = 6,
+	RDMAP_SW_WC_LOCAL_INV = 7,
+	RDMAP_SW_WC_REG_MR = 8,
+	RDMAP_SW_WC_BIND_MW = 9,
+	RDMAP_SW_WC_RECV = 10,
+	RDMAP_SW_WC_RECV_RDMA_WITH_IMM = 11,
+};
+
+/* cqe.status */
+enum rdmap_sw_cqe_status {
+	RDMAP_SW_WC_SUCCESS = 0,
+	RDMAP_SW_WC_LOC_LEN_ERR = 1,
+	RDMAP_SW_WC_LOC_QP_OP_ERR = 2,
+	RDMAP_SW_WC_LOC_PROT_ERR = 3,
+	RDMAP_SW_WC_WR_FLUSH_ERR = 4,
+	RDMAP_SW_WC_MW_BIND_ERR = 5,
+	RDMAP_SW_WC_BAD_RESP_ERR = 6,
+	RDMAP_SW_WC_LOC_ACCESS_ERR = 7,
+	RDMAP_SW_WC_REM_INV_REQ_ERR = 8,
+	RDMAP_SW_WC_REM_ACCESS_ERR = 9,
+	RDMAP_SW_WC_REM_OP_ERR = 10,
+	RDMAP_SW_WC_RESP_TIMEOUT_ERR = 11,
+	RDMAP_SW_WC_REM_ABORT_ERR = 12,
+	RDMAP_SW_WC_FATAL_ERR = 13,
+	RDMAP_SW_WC_GENERAL_ERR = 14,
+};
+
+/* cqe.flags */
+enum rdmap_sw_cqe_flags {
+	/* Received with the Solicited Event bit. */
+	RDMAP_SW_CQE_SOLICITED = 1 << 0,
+	/* ex_data holds immediate data, in network byte order. */
+	RDMAP_SW_CQE_WITH_IMM = 1 << 1,
+	/* ex_data holds the STag a Send with Invalidate invalidated. */
+	RDMAP_SW_CQE_WITH_INV = 1 << 2,
+};
+
+/*
+ * cqe.vendor_err of a completion caused by a Terminate (sent or received):
+ * the first 16 bits of the RFC 5040 Terminate Control field, i.e. layer,
+ * error type and error code; 0 otherwise.
+ */
+#define RDMAP_SW_CQE_TERM_LAYER_SHIFT 12
+#define RDMAP_SW_CQE_TERM_ETYPE_SHIFT 8
+#define RDMAP_SW_CQE_TERM_ECODE_SHIFT 0
+
+struct rdmap_sw_cqe {
+	__aligned_u64 wr_id;
+	__u32 seq;		/* ownership word, see above */
+	__u32 byte_len;
+	__u32 qp_num;
+	__u32 ex_data;		/* see RDMAP_SW_CQE_WITH_IMM / _WITH_INV */
+	__u32 vendor_err;
+	__u8 opcode;		/* enum rdmap_sw_cqe_opcode */
+	__u8 status;		/* enum rdmap_sw_cqe_status */
+	__u8 flags;		/* enum rdmap_sw_cqe_flags */
+	__u8 reserved;
+};
+
+/* =================== end of completion queue ring (cq.c) ================= */
+
+/* ====================== Work queue entries (qp.c) ======================= */
+
+/*
+ * A send queue is a ring of struct rdmap_sw_sqe and a receive queue a ring
+ * of struct rdmap_sw_rqe; each ring holds a power-of-two number of entries
+ * of fixed size.  Kernel QPs keep the ring indices in the kernel; the
+ * user-mapped rings of user QPs reuse these entries unchanged and add their
+ * control block and ownership protocol here when they come.  The kernel
+ * copies an entry before it validates and uses it.
+ */
+#define RDMAP_SW_MAX_SGE 16
+/* Inline data replaces the SGE array, so it has exactly its size. */
+#define RDMAP_SW_MAX_INLINE 256
+
+/* sqe.opcode (RFC 7306 operations will be added as new values) */
+enum rdmap_sw_wr_opcode {
+	RDMAP_SW_WR_SEND = 0,
+	RDMAP_SW_WR_SEND_WITH_INV = 1,
+	RDMAP_SW_WR_RDMA_WRITE = 2,
+	RDMAP_SW_WR_RDMA_READ = 3,
+	RDMAP_SW_WR_RDMA_READ_WITH_INV = 4,
+	RDMAP_SW_WR_REG_MR = 5,		/* kernel QPs only: sqe.mr */
+	RDMAP_SW_WR_LOCAL_INV = 6,
+};
+
+/* sqe.flags */
+enum rdmap_sw_sqe_flags {
+	RDMAP_SW_SQE_SIGNALED = 1 << 0,	/* complete even on success */
+	RDMAP_SW_SQE_SOLICITED = 1 << 1,	/* Send with Solicited Event */
+	RDMAP_SW_SQE_FENCE = 1 << 2,	/* wait for earlier Reads */
+	RDMAP_SW_SQE_INLINE = 1 << 3,	/* payload in inline_data */
+};
+
+struct rdmap_sw_sge {
+	__aligned_u64 addr;
+	__u32 length;
+	__u32 lkey;
+};
+
+struct rdmap_sw_sqe {
+	__aligned_u64 wr_id;
+	__u8 opcode;		/* enum rdmap_sw_wr_opcode */
+	__u8 num_sge;		/* entries of sge[] used; 0 if INLINE */
+	__u16 flags;		/* enum rdmap_sw_sqe_flags */
+	__u32 length;		/* payload bytes: sum of sge[] or inline */
+	__u32 rstag;		/* Write, Read: the peer's STag */
+	/* SEND_WITH_INV: peer STag; READ_WITH_INV, LOCAL_INV: local STag */
+	__u32 inv_stag;
+	__aligned_u64 raddr;	/* Write, Read: the peer's address */
+	__aligned_u64 mr;	/* REG_MR: kernel handle of the MR */
+	__u32 reg_key;		/* REG_MR: the STag to register it under */
+	__u32 reg_access;	/* REG_MR: IB_ACCESS_* rights */
+	union {
+		struct rdmap_sw_sge sge[RDMAP_SW_MAX_SGE];
+		__u8 inline_data[RDMAP_SW_MAX_INLINE];
+	};
+};
+
+struct rdmap_sw_rqe {
+	__aligned_u64 wr_id;
+	__u8 num_sge;
+	__u8 reserved[3];
+	__u32 length;		/* sum of sge[] lengths */
+	struct rdmap_sw_sge sge[RDMAP_SW_MAX_SGE];
+};
+
+/* ==================== end of work queue entries (qp.c) =================== */
+
 #endif /* RDMAP_SW_ABI_H */

@@ -1,0 +1,458 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Completion queues: the ring of include/uapi/rdma/rdmap_sw-abi.h, filled
+ * by the QP code through rsw_cq_push() and drained by poll_cq.
+ *
+ * Notification context.  A producer never calls a ULP callback: when an
+ * entry satisfies the arm word (or the ring overran) it sets a bit in
+ * rsw_cq.events and queues the CQ's notify_work on rsw_cq_wq, a per-CPU,
+ * high-priority workqueue with a rescuer (WQ_MEM_RECLAIM: NVMe-oF and NFS
+ * over RDMA complete I/O that memory reclaim waits for).  The work runs in
+ * a kworker on the producer's CPU, where the entry is cache-hot, never on
+ * the producer's stack and holding none of its locks, so a handler may
+ * poll and post at once.  comp_vector is validated but steers nothing.
+ * The work calls the handlers with bottom halves disabled: atomic like the
+ * interrupt or tasklet context hardware drivers call them from, and a
+ * softirq they raise (irq_poll of IB_POLL_SOFTIRQ CQs) runs right there at
+ * local_bh_enable() instead of waking ksoftirqd.  The work is per CQ, so
+ * one notification is pending at most and events delivered together
+ * coalesce.
+ *
+ * Solicited-only arming fires for an entry of a message with the Solicited
+ * Event bit and for every failed entry, as IBTA and libibverbs define a
+ * solicited completion.
+ *
+ * Teardown (pre_destroy_cq, then post_destroy_cq; destroy_cq does both):
+ * mark the CQ dead under prod_lock, so no producer queues notify_work any
+ * more, then cancel_work_sync() it, which drops a pending notification and
+ * waits for a running one; only then is the ring freed.  ib_free_cq() calls
+ * pre_destroy_cq before it stops its own poller, so a notification in flight
+ * cannot requeue ib_core's poll work behind its back.
+ */
+#include <linux/log2.h>
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+#include "cq.h"
+#include "internal.h"
+
+/* The ring layout the user ABI promises. */
+static_assert(sizeof(struct rdmap_sw_cqe) == 32);
+static_assert(sizeof(struct rdmap_sw_cq_ctrl) == 128);
+static_assert(offsetof(struct rdmap_sw_cq_ctrl, cons) == 64);
+
+static struct workqueue_struct *rsw_cq_wq;
+
+/* enum rdmap_sw_cqe_opcode -> enum ib_wc_opcode */
+static const enum ib_wc_opcode rsw_wc_opcode[] = {
+	[RDMAP_SW_WC_SEND] = IB_WC_SEND,
+	[RDMAP_SW_WC_RDMA_WRITE] = IB_WC_RDMA_WRITE,
+	[RDMAP_SW_WC_RDMA_READ] = IB_WC_RDMA_READ,
+	[RDMAP_SW_WC_COMP_SWAP] = IB_WC_COMP_SWAP,
+	[RDMAP_SW_WC_FETCH_ADD] = IB_WC_FETCH_ADD,
+	[RDMAP_SW_WC_MASKED_COMP_SWAP] = IB_WC_MASKED_COMP_SWAP,
+	[RDMAP_SW_WC_MASKED_FETCH_ADD] = IB_WC_MASKED_FETCH_ADD,
+	[RDMAP_SW_WC_LOCAL_INV] = IB_WC_LOCAL_INV,
+	[RDMAP_SW_WC_REG_MR] = IB_WC_REG_MR,
+	[RDMAP_SW_WC_BIND_MW] = IB_WC_BIND_MW,
+	[RDMAP_SW_WC_RECV] = IB_WC_RECV,
+	[RDMAP_SW_WC_RECV_RDMA_WITH_IMM] = IB_WC_RECV_RDMA_WITH_IMM,
+};
+
+/* enum rdmap_sw_cqe_status -> enum ib_wc_status */
+static const enum ib_wc_status rsw_wc_status[] = {
+	[RDMAP_SW_WC_SUCCESS] = IB_WC_SUCCESS,
+	[RDMAP_SW_WC_LOC_LEN_ERR] = IB_WC_LOC_LEN_ERR,
+	[RDMAP_SW_WC_LOC_QP_OP_ERR] = IB_WC_LOC_QP_OP_ERR,
+	[RDMAP_SW_WC_LOC_PROT_ERR] = IB_WC_LOC_PROT_ERR,
+	[RDMAP_SW_WC_WR_FLUSH_ERR] = IB_WC_WR_FLUSH_ERR,
+	[RDMAP_SW_WC_MW_BIND_ERR] = IB_WC_MW_BIND_ERR,
+	[RDMAP_SW_WC_BAD_RESP_ERR] = IB_WC_BAD_RESP_ERR,
+	[RDMAP_SW_WC_LOC_ACCESS_ERR] = IB_WC_LOC_ACCESS_ERR,
+	[RDMAP_SW_WC_REM_INV_REQ_ERR] = IB_WC_REM_INV_REQ_ERR,
+	[RDMAP_SW_WC_REM_ACCESS_ERR] = IB_WC_REM_ACCESS_ERR,
+	[RDMAP_SW_WC_REM_OP_ERR] = IB_WC_REM_OP_ERR,
+	[RDMAP_SW_WC_RESP_TIMEOUT_ERR] = IB_WC_RESP_TIMEOUT_ERR,
+	[RDMAP_SW_WC_REM_ABORT_ERR] = IB_WC_REM_ABORT_ERR,
+	[RDMAP_SW_WC_FATAL_ERR] = IB_WC_FATAL_ERR,
+	[RDMAP_SW_WC_GENERAL_ERR] = IB_WC_GENERAL_ERR,
+};
+
+#define RSW_CQE_EX_FLAGS (RDMAP_SW_CQE_WITH_IMM | RDMAP_SW_CQE_WITH_INV)
+
+/*
+ * Empty the ring and start its indices at @start: slot of index n holds
+ * seq == n - size until entry n is written.  The CQ must be idle (no
+ * producer, consumer or notification): creation, or a KUnit case on its
+ * own CQ.
+ */
+VISIBLE_IF_KUNIT void rsw_cq_reset(struct rsw_cq *cq, u32 start)
+{
+	struct rdmap_sw_cq_ctrl *ctrl = cq->ctrl;
+	unsigned long flags;
+	u32 i;
+
+	spin_lock_irqsave(&cq->cons_lock, flags);
+	spin_lock(&cq->prod_lock);
+	for (i = 0; i < cq->size; i++) {
+		u32 n = start + i;
+
+		WRITE_ONCE(cq->cqe[n & cq->mask].seq, n - cq->size);
+		cq->qp[n & cq->mask] = NULL;
+	}
+	ctrl->size = cq->size;
+	ctrl->mask = cq->mask;
+	ctrl->flags = 0;
+	WRITE_ONCE(ctrl->notify, RDMAP_SW_CQ_NOTIFY_NONE);
+	cq->prod = start;
+	cq->cons = start;
+	WRITE_ONCE(ctrl->cons, start);
+	WRITE_ONCE(ctrl->prod, start);
+	spin_unlock(&cq->prod_lock);
+	spin_unlock_irqrestore(&cq->cons_lock, flags);
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_cq_reset);
+
+/*
+ * The ring is one zeroed, page-aligned vmalloc_user() buffer so that it can
+ * be mapped into a process as it is.
+ */
+static int rsw_cq_alloc_ring(struct rsw_cq *cq, u32 size)
+{
+	size_t len = sizeof(*cq->ctrl) + (size_t)size * sizeof(*cq->cqe);
+	void *buf = vmalloc_user(len);
+
+	if (!buf)
+		return -ENOMEM;
+	cq->ctrl = buf;
+	cq->cqe = buf + sizeof(*cq->ctrl);
+	cq->size = size;
+	cq->mask = size - 1;
+	return 0;
+}
+
+/* Producer side, prod_lock held: have notify_work deliver @ev. */
+static void rsw_cq_schedule(struct rsw_cq *cq, enum rsw_cq_event ev)
+{
+	lockdep_assert_held(&cq->prod_lock);
+	if (cq->dead)
+		return;
+	set_bit(ev, &cq->events);
+	queue_work(rsw_cq_wq, &cq->notify_work);
+}
+
+static void rsw_cq_report_overrun(struct ib_cq *ibcq)
+{
+	struct ib_event ev = {
+		.device = ibcq->device,
+		.element.cq = ibcq,
+		.event = IB_EVENT_CQ_ERR,
+	};
+
+	ibcq->event_handler(&ev, ibcq->cq_context);
+}
+
+static void rsw_cq_notify_work(struct work_struct *work)
+{
+	struct rsw_cq *cq = container_of(work, struct rsw_cq, notify_work);
+	struct ib_cq *ibcq = &cq->base;
+	unsigned long events = xchg(&cq->events, 0);
+
+	local_bh_disable();
+	if ((events & BIT(RSW_CQ_EV_ERR)) && ibcq->event_handler)
+		rsw_cq_report_overrun(ibcq);
+	if ((events & BIT(RSW_CQ_EV_COMP)) && ibcq->comp_handler)
+		ibcq->comp_handler(ibcq, ibcq->cq_context);
+	local_bh_enable();
+}
+
+static int rsw_cq_check_attr(struct ib_device *ibdev,
+			     const struct ib_cq_init_attr *attr)
+{
+	if (attr->flags)
+		return -EOPNOTSUPP;
+	if (!attr->cqe || attr->cqe > RSW_MAX_CQE)
+		return -EINVAL;
+	if (attr->comp_vector >= ibdev->num_comp_vectors)
+		return -EINVAL;
+	return 0;
+}
+
+/* ops.create_cq.  Process context, may sleep. */
+static int rsw_create_cq(struct ib_cq *ibcq,
+			 const struct ib_cq_init_attr *attr,
+			 struct rsw_uarg *uarg)
+{
+	struct rsw_cq *cq = to_rsw_cq(ibcq);
+	struct rsw_device *rsw = to_rsw_dev(ibcq->device);
+	int ret;
+
+	/* A ring mapped into the process: not yet. */
+	if (rsw_uarg_udata(uarg))
+		return -EOPNOTSUPP;
+	ret = rsw_cq_check_attr(ibcq->device, attr);
+	if (ret)
+		return ret;
+	if (atomic_inc_return(&rsw->num_cq) > RSW_MAX_CQ) {
+		ret = -ENOMEM;
+		goto err_uncount;
+	}
+
+	ret = rsw_cq_alloc_ring(cq, roundup_pow_of_two(attr->cqe));
+	if (ret)
+		goto err_uncount;
+	cq->qp = kvcalloc(cq->size, sizeof(*cq->qp), GFP_KERNEL);
+	if (!cq->qp) {
+		ret = -ENOMEM;
+		goto err_free_ring;
+	}
+	spin_lock_init(&cq->prod_lock);
+	spin_lock_init(&cq->cons_lock);
+	INIT_WORK(&cq->notify_work, rsw_cq_notify_work);
+	rsw_cq_reset(cq, 0);
+	ibcq->cqe = cq->size;
+	return 0;
+
+err_free_ring:
+	vfree(cq->ctrl);
+err_uncount:
+	atomic_dec(&rsw->num_cq);
+	return ret;
+}
+
+/*
+ * ops.pre_destroy_cq: after it returns no handler runs and none will.
+ * Process context, may sleep; no QP uses the CQ any more.
+ */
+static int rsw_pre_destroy_cq(struct ib_cq *ibcq)
+{
+	struct rsw_cq *cq = to_rsw_cq(ibcq);
+	unsigned long flags;
+
+	spin_lock_irqsave(&cq->prod_lock, flags);
+	cq->dead = true;
+	spin_unlock_irqrestore(&cq->prod_lock, flags);
+	cancel_work_sync(&cq->notify_work);
+	return 0;
+}
+
+/* ops.post_destroy_cq.  Process context. */
+static void rsw_post_destroy_cq(struct ib_cq *ibcq)
+{
+	struct rsw_cq *cq = to_rsw_cq(ibcq);
+
+	kvfree(cq->qp);
+	vfree(cq->ctrl);
+	atomic_dec(&to_rsw_dev(ibcq->device)->num_cq);
+}
+
+/* ops.destroy_cq (ib_destroy_cq_user(), uverbs).  Process context. */
+static int rsw_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
+{
+	rsw_pre_destroy_cq(ibcq);
+	rsw_post_destroy_cq(ibcq);
+	return 0;
+}
+
+static bool rsw_cqe_valid(const struct rdmap_sw_cqe *cqe)
+{
+	return cqe->opcode < ARRAY_SIZE(rsw_wc_opcode) &&
+	       cqe->status < ARRAY_SIZE(rsw_wc_status) &&
+	       (cqe->flags & RSW_CQE_EX_FLAGS) != RSW_CQE_EX_FLAGS;
+}
+
+/*
+ * Clear the arm word if an entry (@solicited or not) satisfies it; true if
+ * it did, and so one event is owed.  Producer side, prod_lock held.
+ */
+static bool rsw_cq_take_arm(struct rdmap_sw_cq_ctrl *ctrl, bool solicited)
+{
+	u32 arm = READ_ONCE(ctrl->notify);
+
+	do {
+		if (arm == RDMAP_SW_CQ_NOTIFY_NONE ||
+		    (arm == RDMAP_SW_CQ_NOTIFY_SOLICITED && !solicited))
+			return false;
+	} while (!try_cmpxchg(&ctrl->notify, &arm, RDMAP_SW_CQ_NOTIFY_NONE));
+	return true;
+}
+
+/* Fill slot prod & mask and publish it (see the ABI header).  prod_lock. */
+static void rsw_cq_publish(struct rsw_cq *cq, const struct rdmap_sw_cqe *src,
+			   struct ib_qp *qp, bool solicited)
+{
+	u32 n = cq->prod;
+	struct rdmap_sw_cqe *dst = &cq->cqe[n & cq->mask];
+
+	lockdep_assert_held(&cq->prod_lock);
+	dst->wr_id = src->wr_id;
+	dst->byte_len = src->byte_len;
+	dst->qp_num = src->qp_num;
+	dst->ex_data = src->ex_data;
+	dst->vendor_err = src->vendor_err;
+	dst->opcode = src->opcode;
+	dst->status = src->status;
+	dst->flags = (src->flags & ~RDMAP_SW_CQE_SOLICITED) |
+		     (solicited ? RDMAP_SW_CQE_SOLICITED : 0);
+	dst->reserved = 0;
+	cq->qp[n & cq->mask] = qp;
+	/* The entry, then its seq, then prod: see the consumers' acquires. */
+	smp_store_release(&dst->seq, n);
+	cq->prod = n + 1;
+	/* Same order for consumers that watch prod instead of seq. */
+	smp_store_release(&cq->ctrl->prod, n + 1);
+	/* Publish prod before reading the arm word; pairs with req_notify. */
+	smp_mb();
+}
+
+int rsw_cq_push(struct rsw_cq *cq, const struct rdmap_sw_cqe *cqe,
+		struct ib_qp *qp, bool solicited)
+{
+	bool notify_solicited = solicited || cqe->status != RDMAP_SW_WC_SUCCESS;
+	unsigned long flags;
+	int ret = 0;
+
+	if (unlikely(!rsw_cqe_valid(cqe) || !qp))
+		return -EINVAL;
+
+	spin_lock_irqsave(&cq->prod_lock, flags);
+	/* The consumer's index is trusted for "full or not" only. */
+	if (unlikely(cq->prod - smp_load_acquire(&cq->ctrl->cons) >=
+		     cq->size)) {
+		cq->overruns++;
+		/* The only ring flag, so no read-modify-write of the ring. */
+		WRITE_ONCE(cq->ctrl->flags, RDMAP_SW_CQ_F_OVERFLOW);
+		rsw_cq_schedule(cq, RSW_CQ_EV_ERR);
+		ret = -ENOSPC;
+	} else {
+		rsw_cq_publish(cq, cqe, qp, solicited);
+		if (rsw_cq_take_arm(cq->ctrl, notify_solicited))
+			rsw_cq_schedule(cq, RSW_CQ_EV_COMP);
+	}
+	spin_unlock_irqrestore(&cq->prod_lock, flags);
+	return ret;
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_cq_push);
+
+void rsw_cq_discard_qp(struct rsw_cq *cq, struct ib_qp *qp)
+{
+	unsigned long flags;
+	u32 n, end;
+
+	spin_lock_irqsave(&cq->cons_lock, flags);
+	/* Entries before end are published and stay put until polled. */
+	end = smp_load_acquire(&cq->ctrl->prod);
+	for (n = cq->cons; n != end; n++)
+		if (cq->qp[n & cq->mask] == qp)
+			cq->qp[n & cq->mask] = NULL;
+	spin_unlock_irqrestore(&cq->cons_lock, flags);
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_cq_discard_qp);
+
+static void rsw_cqe_to_wc(const struct rdmap_sw_cqe *cqe, struct ib_qp *qp,
+			  struct ib_wc *wc)
+{
+	*wc = (struct ib_wc) {
+		.wr_id = cqe->wr_id,
+		.status = rsw_wc_status[cqe->status],
+		.opcode = rsw_wc_opcode[cqe->opcode],
+		.vendor_err = cqe->vendor_err,
+		.byte_len = cqe->byte_len,
+		.qp = qp,
+	};
+	if (cqe->flags & RDMAP_SW_CQE_WITH_IMM) {
+		wc->wc_flags = IB_WC_WITH_IMM;
+		wc->ex.imm_data = (__force __be32)cqe->ex_data;
+	} else if (cqe->flags & RDMAP_SW_CQE_WITH_INV) {
+		wc->wc_flags = IB_WC_WITH_INVALIDATE;
+		wc->ex.invalidate_rkey = cqe->ex_data;
+	}
+}
+
+/* ops.poll_cq.  Any context, never sleeps; consumers serialise on cons_lock. */
+static int rsw_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
+{
+	struct rsw_cq *cq = to_rsw_cq(ibcq);
+	unsigned long flags;
+	int polled = 0;
+	u32 n;
+
+	spin_lock_irqsave(&cq->cons_lock, flags);
+	for (n = cq->cons; polled < num_entries; n++) {
+		const struct rdmap_sw_cqe *cqe = &cq->cqe[n & cq->mask];
+		struct ib_qp *qp;
+
+		/* Pairs with the release of seq in rsw_cq_publish(). */
+		if (smp_load_acquire(&cqe->seq) != n)
+			break;
+		qp = cq->qp[n & cq->mask];
+		if (qp)
+			rsw_cqe_to_wc(cqe, qp, &wc[polled++]);
+	}
+	if (n != cq->cons) {
+		cq->cons = n;
+		/* Hands the slots back to the producer. */
+		smp_store_release(&cq->ctrl->cons, n);
+	}
+	spin_unlock_irqrestore(&cq->cons_lock, flags);
+	return polled;
+}
+
+/* Raise the arm word to @want; it is never lowered here. */
+static void rsw_cq_arm(struct rdmap_sw_cq_ctrl *ctrl, u32 want)
+{
+	u32 arm = READ_ONCE(ctrl->notify);
+
+	while (arm < want && !try_cmpxchg(&ctrl->notify, &arm, want))
+		;
+}
+
+/*
+ * ops.req_notify_cq.  Any context, never sleeps.  Arming for solicited
+ * entries while armed for any entry keeps the stronger arm.
+ */
+static int rsw_req_notify_cq(struct ib_cq *ibcq,
+			     enum ib_cq_notify_flags flags)
+{
+	struct rdmap_sw_cq_ctrl *ctrl = to_rsw_cq(ibcq)->ctrl;
+
+	switch (flags & IB_CQ_SOLICITED_MASK) {
+	case IB_CQ_SOLICITED:
+		rsw_cq_arm(ctrl, RDMAP_SW_CQ_NOTIFY_SOLICITED);
+		break;
+	case IB_CQ_NEXT_COMP:
+		rsw_cq_arm(ctrl, RDMAP_SW_CQ_NOTIFY_NEXT);
+		break;
+	default:
+		return -EINVAL;
+	}
+	/* Arm before reading prod; pairs with rsw_cq_publish(). */
+	smp_mb();
+	if (!(flags & IB_CQ_REPORT_MISSED_EVENTS))
+		return 0;
+	return READ_ONCE(ctrl->prod) != READ_ONCE(ctrl->cons);
+}
+
+const struct ib_device_ops rsw_cq_ops = {
+	.create_cq = rsw_create_cq,
+	.destroy_cq = rsw_destroy_cq,
+	.pre_destroy_cq = rsw_pre_destroy_cq,
+	.post_destroy_cq = rsw_post_destroy_cq,
+	.poll_cq = rsw_poll_cq,
+	.req_notify_cq = rsw_req_notify_cq,
+
+	INIT_RDMA_OBJ_SIZE(ib_cq, rsw_cq, base),
+};
+
+int rsw_cq_init(void)
+{
+	rsw_cq_wq = alloc_workqueue("rdmap_sw_cq", WQ_HIGHPRI | WQ_MEM_RECLAIM,
+				    0);
+	return rsw_cq_wq ? 0 : -ENOMEM;
+}
+
+void rsw_cq_exit(void)
+{
+	destroy_workqueue(rsw_cq_wq);
+}

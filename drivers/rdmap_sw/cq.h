@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Completion queue object.  The ring itself (control block and entries) is
+ * the user ABI's struct rdmap_sw_cq_ctrl / struct rdmap_sw_cqe, laid out as
+ * include/uapi/rdma/rdmap_sw-abi.h describes, so the same buffer can later
+ * be mapped into a process; everything else here is kernel-private.
+ *
+ * Locks: prod_lock serialises producers (rsw_cq_push, any context, taken
+ * irqsave) and guards dead and the scheduling of notify_work; cons_lock
+ * serialises consumers (poll_cq, any context, irqsave).  Neither is taken
+ * inside the other except cons_lock -> prod_lock.
+ */
+#ifndef RDMAP_SW_CQ_H
+#define RDMAP_SW_CQ_H
+
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/rdmap_sw-abi.h>
+
+/* Bits of rsw_cq.events: what notify_work has to deliver. */
+enum rsw_cq_event {
+	RSW_CQ_EV_COMP,		/* call comp_handler */
+	RSW_CQ_EV_ERR,		/* dispatch IB_EVENT_CQ_ERR (overrun) */
+};
+
+struct rsw_cq {
+	struct ib_cq base;
+
+	/* The ring: one vmalloc_user() buffer, ctrl first, then cqe[]. */
+	struct rdmap_sw_cq_ctrl *ctrl;
+	struct rdmap_sw_cqe *cqe;
+	/*
+	 * QP of each slot's entry, for ib_wc.qp; NULL marks an entry
+	 * discarded by rsw_cq_discard_qp().  Written by the producer before
+	 * it publishes the entry, rewritten only under cons_lock.
+	 */
+	struct ib_qp **qp;
+	/* Private copies, never read back from the ring. */
+	u32 size;
+	u32 mask;
+
+	spinlock_t prod_lock;	/* prod, dead, overruns; queueing work */
+	u32 prod;		/* next index to fill */
+	bool dead;		/* pre_destroy ran: schedule nothing */
+	u64 overruns;		/* entries dropped on a full ring */
+
+	spinlock_t cons_lock;	/* consumers: cons, rewriting qp[] */
+	u32 cons;		/* next index to poll */
+
+	/* Runs comp_handler / event_handler, never in a producer's stack. */
+	struct work_struct notify_work;
+	unsigned long events;	/* BIT(enum rsw_cq_event), atomic bitops */
+};
+
+static inline struct rsw_cq *to_rsw_cq(struct ib_cq *ibcq)
+{
+	return container_of(ibcq, struct rsw_cq, base);
+}
+
+#endif /* RDMAP_SW_CQ_H */

@@ -1,0 +1,720 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * STags and memory regions for kernel consumers: the DMA MR, fast
+ * registration (alloc_mr, map_mr_sg, IB_WR_REG_MR), local and remote
+ * invalidation, the access check of every remote or local access, and the
+ * walk over a registered range that placement (RX) and gathering (TX) use.
+ *
+ * The device has no DMA parent, so ib_core uses virtual DMA: SGE addresses
+ * and page list entries are kernel virtual addresses.
+ *
+ * Lifetime.  An rsw_mr is reference counted.  The registry (the device's
+ * xarray) holds one reference from creation until dereg_mr.  Lookups run
+ * under RCU in any context: xa_load(), compare the full 32-bit STag, then
+ * refcount_inc_not_zero().  dereg_mr marks the MR invalid, erases it from
+ * the xarray and drops the registry reference; it never waits for other
+ * references (only, through the lock below, for a walk in progress).  The
+ * last put frees the MR with kvfree_rcu(), so a lookup that loaded the pointer
+ * just before the erase still reads valid memory, and fails its
+ * refcount_inc_not_zero() or gets a reference to an invalid MR.
+ *
+ * Memory fence.  A reference pins the rsw_mr, not the memory it describes.
+ * Every access to that memory (rsw_mr_walk() and the helpers built on it)
+ * runs under the MR's rwlock held for reading and re-checks STag, state,
+ * right and range first.  Everything that revokes access (invalidation,
+ * deregistration, a new registration) takes the lock for writing.  So once
+ * an invalidation or dereg_mr returned, no walk touches the old memory,
+ * whatever references are still held; the consumer may reuse its pages.
+ * DMA MRs are the exception: their attributes never change and they cover
+ * kernel memory that is not theirs to revoke, so they are walked lockless.
+ *
+ * Locking.  mr->lock is BH-safe (remote invalidation and placement run in
+ * softirq).  It nests inside whatever the caller holds; nothing is called
+ * with it held except rsw_mr_seg_fn callbacks, which take no locks.  The
+ * xarray's own lock is taken only in process context (create, dereg).
+ */
+#include <linux/bvec.h>
+#include <linux/highmem.h>
+#include <linux/log2.h>
+#include <linux/mm.h>
+#include <linux/overflow.h>
+#include <linux/random.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+#include "internal.h"
+#include "wire.h"
+
+/* Rights a registration can grant. */
+#define RSW_MR_RIGHTS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ | \
+		       IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)
+#define RSW_MR_REMOTE_RIGHTS (IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE | \
+			      IB_ACCESS_REMOTE_ATOMIC)
+/* Rights that let an access write into the memory. */
+#define RSW_MR_WRITE_RIGHTS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
+			     IB_ACCESS_REMOTE_ATOMIC)
+/* Performance hints a registration may carry; they change nothing here. */
+#define RSW_MR_HINTS (IB_ACCESS_RELAXED_ORDERING | IB_ACCESS_OPTIONAL)
+
+void rsw_mr_table_init(struct rsw_mr_table *table)
+{
+	xa_init_flags(&table->xa, XA_FLAGS_ALLOC1);
+	atomic_set(&table->count, 0);
+}
+
+void rsw_mr_table_destroy(struct rsw_mr_table *table)
+{
+	/* ib_core deregisters every MR before the device goes. */
+	WARN_ON(!xa_empty(&table->xa));
+	xa_destroy(&table->xa);
+}
+
+/* An unpublished MR with one reference (the registry's, once published). */
+static struct rsw_mr *rsw_mr_alloc(struct ib_pd *pd, enum rsw_mr_kind kind,
+				   u32 npages)
+{
+	struct rsw_mr *mr = kvzalloc(struct_size(mr, pages, npages),
+				     GFP_KERNEL);
+
+	if (!mr)
+		return NULL;
+	mr->pd = pd;
+	mr->kind = kind;
+	refcount_set(&mr->ref, 1);
+	rwlock_init(&mr->lock);
+	mr->state = RSW_MR_INVALID;
+	mr->map.max = npages;
+	return mr;
+}
+
+/*
+ * Reserve an index at random (RFC 5040 section 8.1.1 item 8: STags hard
+ * to predict, spread over the whole range): the first free one at or after
+ * a random start, else the first free one at all.
+ */
+static int rsw_mr_reserve_index(struct rsw_mr_table *table, u32 *index)
+{
+	u32 start = get_random_u32_inclusive(1, RSW_STAG_INDEX_MAX);
+	int ret;
+
+	ret = xa_alloc(&table->xa, index, NULL,
+		       XA_LIMIT(start, RSW_STAG_INDEX_MAX), GFP_KERNEL);
+	if (ret == -EBUSY)
+		ret = xa_alloc(&table->xa, index, NULL,
+			       XA_LIMIT(1, RSW_STAG_INDEX_MAX), GFP_KERNEL);
+	return ret;
+}
+
+/* Give a fully built MR its STag and make it visible to lookups. */
+static int rsw_mr_publish(struct rsw_device *rsw, struct rsw_mr *mr)
+{
+	struct rsw_mr_table *table = &rsw->mrs;
+	u32 index;
+	int ret;
+
+	might_sleep();
+	if (atomic_inc_return(&table->count) > RSW_MAX_MR) {
+		ret = -ENOMEM;
+		goto err_uncount;
+	}
+	ret = rsw_mr_reserve_index(table, &index);
+	if (ret)
+		goto err_uncount;
+	mr->stag = rsw_stag(index, get_random_u8());
+	mr->ibmr.lkey = mr->stag;
+	mr->ibmr.rkey = mr->stag;
+	/* Replaces the reserved entry: no allocation, cannot fail. */
+	WARN_ON(xa_is_err(xa_store(&table->xa, index, mr, GFP_KERNEL)));
+	return 0;
+
+err_uncount:
+	atomic_dec(&table->count);
+	return ret;
+}
+
+void rsw_mr_put(struct rsw_mr *mr)
+{
+	if (refcount_dec_and_test(&mr->ref))
+		kvfree_rcu(mr, rcu);
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_mr_put);
+
+/* The MR named by the full @stag, with a reference, or NULL.  Any context. */
+static struct rsw_mr *rsw_mr_find(struct rsw_device *rsw, u32 stag)
+{
+	struct rsw_mr *mr;
+
+	rcu_read_lock();
+	mr = xa_load(&rsw->mrs.xa, rsw_stag_index(stag));
+	if (mr && (READ_ONCE(mr->stag) != stag ||
+		   !refcount_inc_not_zero(&mr->ref)))
+		mr = NULL;
+	rcu_read_unlock();
+	return mr;
+}
+
+/*
+ * Is [to, to + len) inside [iova, iova + length)?  A non-empty range whose
+ * last byte would lie beyond 2^64 - 1 is a TO wrap; an empty one must
+ * start inside the region or right at its end.
+ */
+static enum rsw_mr_err rsw_mr_check_range(u64 iova, u64 length, u64 to,
+					  u64 len)
+{
+	u64 off;
+
+	if (len && to > U64_MAX - (len - 1))
+		return RSW_MR_ERR_WRAP;
+	if (to < iova)
+		return RSW_MR_ERR_BOUNDS;
+	off = to - iova;
+	if (off > length || len > length - off)
+		return RSW_MR_ERR_BOUNDS;
+	return RSW_MR_OK;
+}
+
+/*
+ * The whole access check but the PD's (fixed per MR).  Under mr->lock, or
+ * lockless for a DMA MR, whose state is the only field that changes.
+ */
+static enum rsw_mr_err rsw_mr_check(const struct rsw_mr *mr, u32 stag,
+				    u32 right, u64 to, u64 len)
+{
+	if (mr->stag != stag)
+		return RSW_MR_ERR_STAG;
+	if (READ_ONCE(mr->state) != RSW_MR_VALID)
+		return RSW_MR_ERR_STATE;
+	if ((mr->access & right) != right)
+		return RSW_MR_ERR_ACCESS;
+	return rsw_mr_check_range(mr->iova, mr->length, to, len);
+}
+
+static enum rsw_mr_err rsw_mr_check_ref(const struct rsw_mr_ref *ref, u64 to,
+					u64 len)
+{
+	struct rsw_mr *mr = ref->mr;
+	enum rsw_mr_err err;
+
+	if (mr->kind == RSW_MR_DMA)
+		return rsw_mr_check(mr, ref->stag, ref->right, to, len);
+	read_lock_bh(&mr->lock);
+	err = rsw_mr_check(mr, ref->stag, ref->right, to, len);
+	read_unlock_bh(&mr->lock);
+	return err;
+}
+
+enum rsw_mr_err rsw_mr_get(struct rsw_device *rsw, struct ib_pd *pd,
+			   u32 stag, u64 to, u64 len, u32 right,
+			   struct rsw_mr_ref *ref)
+{
+	struct rsw_mr *mr = rsw_mr_find(rsw, stag);
+	enum rsw_mr_err err;
+
+	ref->mr = NULL;
+	if (!mr)
+		return RSW_MR_ERR_STAG;
+	if (mr->pd != pd) {
+		rsw_mr_put(mr);
+		return RSW_MR_ERR_PD;
+	}
+	ref->mr = mr;
+	ref->stag = stag;
+	ref->right = right;
+	err = rsw_mr_check_ref(ref, to, len);
+	if (err)
+		rsw_mr_ref_put(ref);
+	return err;
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_mr_get);
+
+void rsw_mr_ref_put(struct rsw_mr_ref *ref)
+{
+	if (ref->mr)
+		rsw_mr_put(ref->mr);
+	ref->mr = NULL;
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_mr_ref_put);
+
+enum rsw_mr_err rsw_mr_get_sge(struct rsw_device *rsw, struct ib_pd *pd,
+			       const struct ib_sge *sge, bool write,
+			       struct rsw_mr_ref *ref)
+{
+	return rsw_mr_get(rsw, pd, sge->lkey, sge->addr, sge->length,
+			  write ? IB_ACCESS_LOCAL_WRITE : 0, ref);
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_mr_get_sge);
+
+/* Page of a kernel virtual address in the linear map or vmalloc space. */
+static struct page *rsw_kva_page(const void *kva)
+{
+	if (virt_addr_valid(kva))
+		return virt_to_page(kva);
+	if (is_vmalloc_addr(kva))
+		return vmalloc_to_page(kva);
+	return NULL;
+}
+
+/* A DMA MR's range is kernel virtual addresses, checked page by page. */
+static enum rsw_mr_err rsw_mr_walk_dma(u64 to, u64 len, rsw_mr_seg_fn fn,
+				       void *arg)
+{
+	while (len) {
+		const void *kva = rsw_virt_dma_to_ptr(to);
+		unsigned int off = offset_in_page(kva);
+		unsigned int n = min_t(u64, len, PAGE_SIZE - off);
+		struct page *page = rsw_kva_page(kva);
+
+		if (!page)
+			return RSW_MR_ERR_BOUNDS;
+		if (!fn(arg, page, off, n))
+			break;
+		to += n;
+		len -= n;
+	}
+	return RSW_MR_OK;
+}
+
+/*
+ * A fast-registered range, pieces cut at MR page and at CPU page ends.
+ * Under mr->lock; the range was checked against the region, which
+ * registration made sure the page list covers.
+ */
+static enum rsw_mr_err rsw_mr_walk_frmr(const struct rsw_mr *mr, u64 to,
+					u64 len, rsw_mr_seg_fn fn, void *arg)
+{
+	const struct rsw_mr_map *map = &mr->map;
+	u64 psize = 1ULL << map->shift;
+	u64 pos = to - mr->iova + map->fbo;
+
+	lockdep_assert_held(&mr->lock);
+	while (len) {
+		u64 idx = pos >> map->shift;
+		u64 in = pos & (psize - 1);
+		const void *kva;
+		unsigned int off, n;
+
+		if (WARN_ON_ONCE(idx >= map->n))
+			return RSW_MR_ERR_BOUNDS;
+		kva = rsw_virt_dma_to_ptr(mr->pages[idx] + in);
+		off = offset_in_page(kva);
+		n = min_t(u64, min_t(u64, len, psize - in), PAGE_SIZE - off);
+		if (!fn(arg, virt_to_page(kva), off, n))
+			break;
+		pos += n;
+		len -= n;
+	}
+	return RSW_MR_OK;
+}
+
+enum rsw_mr_err rsw_mr_walk(const struct rsw_mr_ref *ref, u64 to, u64 len,
+			    rsw_mr_seg_fn fn, void *arg)
+{
+	struct rsw_mr *mr = ref->mr;
+	enum rsw_mr_err err;
+
+	if (mr->kind == RSW_MR_DMA) {
+		err = rsw_mr_check(mr, ref->stag, ref->right, to, len);
+		return err ?: rsw_mr_walk_dma(to, len, fn, arg);
+	}
+	read_lock_bh(&mr->lock);
+	err = rsw_mr_check(mr, ref->stag, ref->right, to, len);
+	if (!err)
+		err = rsw_mr_walk_frmr(mr, to, len, fn, arg);
+	read_unlock_bh(&mr->lock);
+	return err;
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_mr_walk);
+
+static bool rsw_mr_copy_in_seg(void *arg, struct page *page, unsigned int off,
+			       unsigned int len)
+{
+	const u8 **src = arg;
+	u8 *p = kmap_local_page(page);
+
+	memcpy(p + off, *src, len);
+	kunmap_local(p);
+	*src += len;
+	return true;
+}
+
+static bool rsw_mr_copy_out_seg(void *arg, struct page *page,
+				unsigned int off, unsigned int len)
+{
+	u8 **dst = arg;
+	u8 *p = kmap_local_page(page);
+
+	memcpy(*dst, p + off, len);
+	kunmap_local(p);
+	*dst += len;
+	return true;
+}
+
+enum rsw_mr_err rsw_mr_copy_to(const struct rsw_mr_ref *ref, u64 to,
+			       const void *src, size_t len)
+{
+	const u8 *pos = src;
+
+	/* A reference checked for reading only never writes. */
+	if (!(ref->right & RSW_MR_WRITE_RIGHTS))
+		return RSW_MR_ERR_ACCESS;
+	return rsw_mr_walk(ref, to, len, rsw_mr_copy_in_seg, &pos);
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_mr_copy_to);
+
+enum rsw_mr_err rsw_mr_copy_from(const struct rsw_mr_ref *ref, u64 to,
+				 void *dst, size_t len)
+{
+	u8 *pos = dst;
+
+	return rsw_mr_walk(ref, to, len, rsw_mr_copy_out_seg, &pos);
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_mr_copy_from);
+
+struct rsw_mr_bvec_fill {
+	struct bio_vec *bv;
+	unsigned int nr;
+	unsigned int max;
+	u64 bytes;
+};
+
+/* One bio_vec per page; pieces adjacent in one page share it. */
+static bool rsw_mr_bvec_seg(void *arg, struct page *page, unsigned int off,
+			    unsigned int len)
+{
+	struct rsw_mr_bvec_fill *fill = arg;
+	struct bio_vec *last = fill->nr ? &fill->bv[fill->nr - 1] : NULL;
+
+	if (last && last->bv_page == page &&
+	    last->bv_offset + last->bv_len == off) {
+		last->bv_len += len;
+	} else {
+		if (fill->nr == fill->max)
+			return false;
+		bvec_set_page(&fill->bv[fill->nr++], page, len, off);
+	}
+	fill->bytes += len;
+	return true;
+}
+
+enum rsw_mr_err rsw_mr_bvecs(const struct rsw_mr_ref *ref, u64 to, u64 len,
+			     struct bio_vec *bv, unsigned int max_bv,
+			     unsigned int *nr_bv, u64 *bytes)
+{
+	struct rsw_mr_bvec_fill fill = { .bv = bv, .max = max_bv };
+	enum rsw_mr_err err;
+
+	err = rsw_mr_walk(ref, to, len, rsw_mr_bvec_seg, &fill);
+	*nr_bv = fill.nr;
+	*bytes = fill.bytes;
+	return err;
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_mr_bvecs);
+
+/*
+ * Rights of a registration (get_dma_mr, IB_WR_REG_MR): hints dropped,
+ * anything we do not implement (memory windows, zero-based, on-demand
+ * paging, flush) refused, and remote write or atomic only together with
+ * local write (IBTA, as ib_check_mr_access() has it for user MRs).
+ */
+static int rsw_mr_rights(int access, u32 *rights)
+{
+	access &= ~RSW_MR_HINTS;
+	if (access & ~RSW_MR_RIGHTS)
+		return -EINVAL;
+	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & IB_ACCESS_LOCAL_WRITE))
+		return -EINVAL;
+	*rights = access;
+	return 0;
+}
+
+/*
+ * ops.get_dma_mr: the PD's local_dma_lkey, valid for local access to any
+ * kernel address.  Remote rights over all of kernel memory are refused,
+ * so ib_alloc_pd(IB_PD_UNSAFE_GLOBAL_RKEY) fails on this device.
+ */
+static struct ib_mr *rsw_get_dma_mr(struct ib_pd *pd, int access)
+{
+	struct rsw_mr *mr;
+	u32 rights;
+	int ret;
+
+	ret = rsw_mr_rights(access, &rights);
+	if (ret)
+		return ERR_PTR(ret);
+	if (rights & RSW_MR_REMOTE_RIGHTS)
+		return ERR_PTR(-EOPNOTSUPP);
+	mr = rsw_mr_alloc(pd, RSW_MR_DMA, 0);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	mr->access = rights;
+	mr->iova = 0;
+	mr->length = U64_MAX;
+	mr->state = RSW_MR_VALID;
+	mr->ibmr.iova = mr->iova;
+	mr->ibmr.length = mr->length;
+	ret = rsw_mr_publish(to_rsw_dev(pd->device), mr);
+	if (ret) {
+		kvfree(mr);
+		return ERR_PTR(ret);
+	}
+	return &mr->ibmr;
+}
+
+/* ops.alloc_mr: an invalid fast-registration MR of up to @max_num_sg pages. */
+static struct ib_mr *rsw_alloc_mr(struct ib_pd *pd, enum ib_mr_type type,
+				  u32 max_num_sg)
+{
+	struct rsw_mr *mr;
+	int ret;
+
+	if (type != IB_MR_TYPE_MEM_REG)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!max_num_sg || max_num_sg > RSW_MAX_FRMR_PAGES)
+		return ERR_PTR(-EINVAL);
+	mr = rsw_mr_alloc(pd, RSW_MR_FAST_REG, max_num_sg);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	ret = rsw_mr_publish(to_rsw_dev(pd->device), mr);
+	if (ret) {
+		kvfree(mr);
+		return ERR_PTR(ret);
+	}
+	return &mr->ibmr;
+}
+
+/* ib_sg_to_pages() callback; under mr->lock. */
+static int rsw_mr_set_page(struct ib_mr *ibmr, u64 addr)
+{
+	struct rsw_mr *mr = to_rsw_mr(ibmr);
+
+	lockdep_assert_held_write(&mr->lock);
+	if (mr->map.n == mr->map.max)
+		return -ENOMEM;
+	if (!virt_addr_valid(rsw_virt_dma_to_ptr(addr)))
+		return -EFAULT;
+	mr->pages[mr->map.n++] = addr;
+	return 0;
+}
+
+/*
+ * ops.map_mr_sg: ib_map_mr_sg() set ibmr->page_size; ib_sg_to_pages()
+ * sets ibmr->iova and ->length and fills the page list.  Refused while the
+ * MR is valid: accesses may be reading the page list.
+ */
+static int rsw_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg,
+			 int sg_nents, unsigned int *sg_offset)
+{
+	struct rsw_mr *mr = to_rsw_mr(ibmr);
+	unsigned int psize = ibmr->page_size;
+	int ret;
+
+	if (mr->kind != RSW_MR_FAST_REG)
+		return -EINVAL;
+	if (!is_power_of_2(psize) || psize < RSW_MR_MIN_PAGE_SIZE ||
+	    psize > RSW_MR_MAX_PAGE_SIZE)
+		return -EINVAL;
+
+	write_lock_bh(&mr->lock);
+	if (mr->state == RSW_MR_VALID) {
+		ret = -EBUSY;
+		goto out_unlock;
+	}
+	mr->map.n = 0;
+	mr->map.shift = ilog2(psize);
+	ret = ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, rsw_mr_set_page);
+	mr->map.fbo = ibmr->iova & (psize - 1);
+out_unlock:
+	write_unlock_bh(&mr->lock);
+	return ret;
+}
+
+/*
+ * ops.dereg_mr: revoke, unpublish, drop the registry reference.  Does not
+ * wait for other references (see the top of this file).
+ */
+static int rsw_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	struct rsw_mr *mr = to_rsw_mr(ibmr);
+	struct rsw_mr_table *table = &to_rsw_dev(mr->pd->device)->mrs;
+
+	write_lock_bh(&mr->lock);
+	WRITE_ONCE(mr->state, RSW_MR_INVALID);
+	write_unlock_bh(&mr->lock);
+	xa_erase(&table->xa, rsw_stag_index(mr->stag));
+	atomic_dec(&table->count);
+	rsw_mr_put(mr);
+	return 0;
+}
+
+/* IB_WR_REG_MR, the part under mr->lock. */
+static int rsw_mr_fastreg_locked(struct rsw_mr *mr, u32 key, u32 rights)
+{
+	const struct rsw_mr_map *map = &mr->map;
+	u64 iova = mr->ibmr.iova;
+	u64 length = mr->ibmr.length;
+
+	lockdep_assert_held_write(&mr->lock);
+	if (mr->state == RSW_MR_VALID)
+		return -EBUSY;
+	/* The region must lie within what map_mr_sg mapped. */
+	if (!map->n || (u64)map->fbo + length > (u64)map->n << map->shift)
+		return -EINVAL;
+	if (length && iova > U64_MAX - (length - 1))
+		return -EINVAL;
+	mr->iova = iova;
+	mr->length = length;
+	mr->access = rights;
+	WRITE_ONCE(mr->stag, key);
+	WRITE_ONCE(mr->state, RSW_MR_VALID);
+	return 0;
+}
+
+int rsw_mr_fastreg(struct ib_pd *pd, const struct ib_reg_wr *wr)
+{
+	struct rsw_mr *mr = to_rsw_mr(wr->mr);
+	u32 rights;
+	int ret;
+
+	if (mr->kind != RSW_MR_FAST_REG)
+		return -EINVAL;
+	if (mr->pd != pd)
+		return -EACCES;
+	/* The consumer owns the key, never the index. */
+	if (rsw_stag_index(wr->key) != rsw_stag_index(READ_ONCE(mr->stag)))
+		return -EINVAL;
+	ret = rsw_mr_rights(wr->access, &rights);
+	if (ret)
+		return ret;
+
+	write_lock_bh(&mr->lock);
+	ret = rsw_mr_fastreg_locked(mr, wr->key, rights);
+	write_unlock_bh(&mr->lock);
+	return ret;
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_mr_fastreg);
+
+static enum rsw_mr_err rsw_mr_invalidate_locked(struct rsw_mr *mr, u32 stag,
+						bool remote)
+{
+	lockdep_assert_held_write(&mr->lock);
+	if (mr->stag != stag)
+		return RSW_MR_ERR_STAG;
+	if (remote && mr->state != RSW_MR_VALID)
+		return RSW_MR_ERR_STATE;
+	if (remote && !(mr->access & RSW_MR_REMOTE_RIGHTS))
+		return RSW_MR_ERR_NO_INVAL;
+	WRITE_ONCE(mr->state, RSW_MR_INVALID);
+	return RSW_MR_OK;
+}
+
+static enum rsw_mr_err rsw_mr_invalidate(struct rsw_device *rsw,
+					 struct ib_pd *pd, u32 stag,
+					 bool remote)
+{
+	struct rsw_mr *mr = rsw_mr_find(rsw, stag);
+	enum rsw_mr_err err;
+
+	if (!mr)
+		return RSW_MR_ERR_STAG;
+	if (mr->pd != pd) {
+		err = RSW_MR_ERR_PD;
+	} else if (mr->kind != RSW_MR_FAST_REG) {
+		/* Only fast-registered MRs are invalidated (IBTA). */
+		err = RSW_MR_ERR_NO_INVAL;
+	} else {
+		write_lock_bh(&mr->lock);
+		err = rsw_mr_invalidate_locked(mr, stag, remote);
+		write_unlock_bh(&mr->lock);
+	}
+	rsw_mr_put(mr);
+	return err;
+}
+
+enum rsw_mr_err rsw_mr_invalidate_local(struct rsw_device *rsw,
+					struct ib_pd *pd, u32 stag)
+{
+	return rsw_mr_invalidate(rsw, pd, stag, false);
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_mr_invalidate_local);
+
+/*
+ * Kernel MRs belong to a PD, not to a stream: the PD is the association
+ * RFC 5040 sections 5.3 and 8.1.1 item 7 ask to check, and the consumer
+ * decides by registering with remote rights whether a peer may invalidate.
+ */
+enum rsw_mr_err rsw_mr_invalidate_remote(struct rsw_device *rsw,
+					 struct ib_pd *pd, u32 stag)
+{
+	return rsw_mr_invalidate(rsw, pd, stag, true);
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_mr_invalidate_remote);
+
+#define RSW_MR_NERR (RSW_MR_ERR_NO_INVAL + 1)
+
+#define RSW_MR_TERM_DDP(code) \
+	{ RSW_TERM_LAYER_DDP, RSW_DDP_ET_TAGGED, RSW_DDP_EC_T_##code }
+#define RSW_MR_TERM_RDMAP(code) \
+	{ RSW_TERM_LAYER_RDMAP, RSW_RDMAP_ET_REMOTE_PROT, RSW_RDMAP_EC_##code }
+
+/*
+ * Terminate codes per operation and reason.
+ *  - Tagged placement is checked by DDP (RFC 5041 section 7.2), whose
+ *    tagged buffer errors have no access rights code: an STag that does
+ *    not grant the write is reported as invalid for it, as is an MR in
+ *    the invalid state.
+ *  - A Read Request's source is checked by RDMAP (RFC 5040 section 7.2):
+ *    Remote Protection Error with the reason's own code.
+ *  - Send with Invalidate (RFC 5040 sections 5.3 and 7.2): an STag that
+ *    does not exist or is not valid is invalid, one that exists but is not
+ *    this stream's to invalidate "cannot be invalidated".
+ * Combinations an operation cannot produce map to "unspecified".
+ */
+static const struct rsw_mr_term rsw_mr_terms[][RSW_MR_NERR] = {
+	[RSW_MR_USE_TAGGED] = {
+		[RSW_MR_OK]		= RSW_MR_TERM_DDP(INVALID_STAG),
+		[RSW_MR_ERR_STAG]	= RSW_MR_TERM_DDP(INVALID_STAG),
+		[RSW_MR_ERR_PD]		= RSW_MR_TERM_DDP(STAG_NOT_ASSOC),
+		[RSW_MR_ERR_STATE]	= RSW_MR_TERM_DDP(INVALID_STAG),
+		[RSW_MR_ERR_ACCESS]	= RSW_MR_TERM_DDP(INVALID_STAG),
+		[RSW_MR_ERR_BOUNDS]	= RSW_MR_TERM_DDP(BASE_BOUNDS),
+		[RSW_MR_ERR_WRAP]	= RSW_MR_TERM_DDP(TO_WRAP),
+		[RSW_MR_ERR_NO_INVAL]	= RSW_MR_TERM_DDP(INVALID_STAG),
+	},
+	[RSW_MR_USE_READ_REQ] = {
+		[RSW_MR_OK]		= RSW_MR_TERM_RDMAP(UNSPECIFIED),
+		[RSW_MR_ERR_STAG]	= RSW_MR_TERM_RDMAP(INVALID_STAG),
+		[RSW_MR_ERR_PD]		= RSW_MR_TERM_RDMAP(STAG_NOT_ASSOC),
+		[RSW_MR_ERR_STATE]	= RSW_MR_TERM_RDMAP(INVALID_STAG),
+		[RSW_MR_ERR_ACCESS]	= RSW_MR_TERM_RDMAP(ACCESS),
+		[RSW_MR_ERR_BOUNDS]	= RSW_MR_TERM_RDMAP(BASE_BOUNDS),
+		[RSW_MR_ERR_WRAP]	= RSW_MR_TERM_RDMAP(TO_WRAP),
+		[RSW_MR_ERR_NO_INVAL]	= RSW_MR_TERM_RDMAP(UNSPECIFIED),
+	},
+	[RSW_MR_USE_INVALIDATE] = {
+		[RSW_MR_OK]		= RSW_MR_TERM_RDMAP(UNSPECIFIED),
+		[RSW_MR_ERR_STAG]	= RSW_MR_TERM_RDMAP(INVALID_STAG),
+		[RSW_MR_ERR_PD]		= RSW_MR_TERM_RDMAP(CANT_INVALIDATE),
+		[RSW_MR_ERR_STATE]	= RSW_MR_TERM_RDMAP(INVALID_STAG),
+		[RSW_MR_ERR_ACCESS]	= RSW_MR_TERM_RDMAP(CANT_INVALIDATE),
+		[RSW_MR_ERR_BOUNDS]	= RSW_MR_TERM_RDMAP(UNSPECIFIED),
+		[RSW_MR_ERR_WRAP]	= RSW_MR_TERM_RDMAP(UNSPECIFIED),
+		[RSW_MR_ERR_NO_INVAL]	= RSW_MR_TERM_RDMAP(CANT_INVALIDATE),
+	},
+};
+
+struct rsw_mr_term rsw_mr_err_to_term(enum rsw_mr_err err,
+				      enum rsw_mr_use use)
+{
+	if (WARN_ON_ONCE(use >= ARRAY_SIZE(rsw_mr_terms) || err >= RSW_MR_NERR))
+		return (struct rsw_mr_term)RSW_MR_TERM_RDMAP(UNSPECIFIED);
+	return rsw_mr_terms[use][err];
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_mr_err_to_term);
+
+const struct ib_device_ops rsw_mem_ops = {
+	.get_dma_mr = rsw_get_dma_mr,
+	.alloc_mr = rsw_alloc_mr,
+	.map_mr_sg = rsw_map_mr_sg,
+	.dereg_mr = rsw_dereg_mr,
+};

@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * STags and memory regions: the objects and the STag encoding.  The
+ * functions that operate on them are listed in internal.h (mem.c group);
+ * the lifetime and locking rules are described at the top of mem.c.
+ *
+ * An STag is the 32-bit name of a region on the wire (RFC 5040 section 2.1)
+ * and at the same time its lkey and rkey:
+ *
+ *   | index (24 bits, per device, never 0) | key (8 bits, consumer-owned) |
+ *
+ * The index is chosen by the driver when the MR is created and never
+ * changes; the key is initially random and afterwards whatever the consumer
+ * registers with IB_WR_REG_MR (ib_update_fast_reg_key(), ib_inc_rkey()).
+ * Every lookup compares all 32 bits.
+ */
+#ifndef RDMAP_SW_MEM_H
+#define RDMAP_SW_MEM_H
+
+#include <linux/refcount.h>
+#include <linux/rcupdate.h>
+#include <linux/sizes.h>
+#include <linux/spinlock.h>
+#include <linux/xarray.h>
+#include <rdma/ib_verbs.h>
+
+#define RSW_STAG_KEY_BITS	8
+#define RSW_STAG_KEY_MASK	0xffU
+/* Index 0 is reserved: no valid STag has it. */
+#define RSW_STAG_INDEX_MAX	((1U << (32 - RSW_STAG_KEY_BITS)) - 1)
+
+static inline u32 rsw_stag(u32 index, u8 key)
+{
+	return index << RSW_STAG_KEY_BITS | key;
+}
+
+static inline u32 rsw_stag_index(u32 stag)
+{
+	return stag >> RSW_STAG_KEY_BITS;
+}
+
+static inline u8 rsw_stag_key(u32 stag)
+{
+	return stag & RSW_STAG_KEY_MASK;
+}
+
+/*
+ * Limits advertised by query_device and enforced by mem.c.  MRs are spread
+ * at random over the 2^24 indices (RFC 5040 section 8.1.1 item 8), so
+ * RSW_MAX_MR stays a small fraction of them.
+ */
+#define RSW_MAX_MR		(256 * 1024)
+/* Page list entries of one fast-registration MR (ib_alloc_mr max_num_sg). */
+#define RSW_MAX_FRMR_PAGES	4096
+/* Page sizes accepted by map_mr_sg: any power of two in this range. */
+#define RSW_MR_MIN_PAGE_SIZE	SZ_512
+#define RSW_MR_MAX_PAGE_SIZE	SZ_1G
+#define RSW_MAX_MR_SIZE		((u64)RSW_MAX_FRMR_PAGES * RSW_MR_MAX_PAGE_SIZE)
+
+/* Per-device MR registry; a member of struct rsw_device. */
+struct rsw_mr_table {
+	struct xarray xa;	/* index -> struct rsw_mr, lookups under RCU */
+	atomic_t count;		/* MRs in xa, at most RSW_MAX_MR */
+};
+
+enum rsw_mr_kind {
+	RSW_MR_DMA,		/* get_dma_mr: all kernel memory, local only */
+	RSW_MR_FAST_REG,	/* alloc_mr + map_mr_sg + IB_WR_REG_MR */
+	/* A user MR backed by an ib_umem will be a third kind. */
+};
+
+enum rsw_mr_state {
+	RSW_MR_INVALID,		/* allocated, invalidated or deregistered */
+	RSW_MR_VALID,		/* registered: accesses may be granted */
+};
+
+/*
+ * Page list of a fast-registration MR as map_mr_sg left it: rsw_mr.pages[i]
+ * is the page-aligned kernel virtual address (virtual DMA) of page i, and
+ * the byte at the iova map_mr_sg computed lies fbo bytes into page 0.
+ */
+struct rsw_mr_map {
+	u32 max;		/* entries allocated (max_num_sg) */
+	u32 n;			/* entries set by the last map_mr_sg */
+	u32 fbo;		/* first byte offset into page 0 */
+	u8 shift;		/* log2(page size) */
+};
+
+/*
+ * A memory region.  ib_core sees the embedded ib_mr; lkey == rkey == stag.
+ * Members below the lock are written under it (writer side) and read under
+ * it by every access, except for DMA MRs, whose attributes never change
+ * after creation (only state, once, at deregistration).
+ */
+struct rsw_mr {
+	struct ib_mr ibmr;
+	struct ib_pd *pd;		/* fixed at creation */
+	enum rsw_mr_kind kind;		/* fixed at creation */
+	refcount_t ref;
+	struct rcu_head rcu;
+
+	rwlock_t lock;			/* BH-safe */
+	u32 stag;			/* also read locklessly by lookups */
+	enum rsw_mr_state state;
+	u32 access;			/* IB_ACCESS_* granted */
+	u64 iova;			/* registered region: [iova, iova + length) */
+	u64 length;
+	struct rsw_mr_map map;		/* RSW_MR_FAST_REG only */
+	u64 pages[];			/* map.max entries */
+};
+
+static inline struct rsw_mr *to_rsw_mr(struct ib_mr *ibmr)
+{
+	return container_of(ibmr, struct rsw_mr, ibmr);
+}
+
+/*
+ * Why an access, invalidation or lookup was refused.  Kept apart from
+ * -errno: rsw_mr_err_to_term() turns it into the RFC 5040 / RFC 5041
+ * Terminate layer, type and code for the operation that hit it.
+ */
+enum rsw_mr_err {
+	RSW_MR_OK = 0,
+	RSW_MR_ERR_STAG,	/* no MR with this index, or its key differs */
+	RSW_MR_ERR_PD,		/* MR of another PD: not associated with the stream */
+	RSW_MR_ERR_STATE,	/* MR exists but is not valid (not registered) */
+	RSW_MR_ERR_ACCESS,	/* MR does not grant the required right */
+	RSW_MR_ERR_BOUNDS,	/* range not inside the region (base or bounds) */
+	RSW_MR_ERR_WRAP,	/* last byte of the range lies beyond 2^64 - 1 */
+	RSW_MR_ERR_NO_INVAL,	/* MR that this invalidation may not invalidate */
+};
+
+/* Which operation an enum rsw_mr_err came from, for the Terminate codes. */
+enum rsw_mr_use {
+	RSW_MR_USE_TAGGED,	/* DDP tagged placement: Write, Read Response */
+	RSW_MR_USE_READ_REQ,	/* source of an incoming RDMA Read Request */
+	RSW_MR_USE_INVALIDATE,	/* Send with (SE and) Invalidate */
+};
+
+/* A Terminate's layer / error type / error code (wire.h values). */
+struct rsw_mr_term {
+	u8 layer;
+	u8 etype;
+	u8 ecode;
+};
+
+/*
+ * An access that passed rsw_mr_get(): pins the MR (not its memory) until
+ * rsw_mr_ref_put().  Every data access through it re-validates stag, state,
+ * right and range under the MR lock, so a ref may be kept across socket
+ * callbacks (a DDP segment whose payload arrives in pieces) and an
+ * invalidation in between stops it.
+ */
+struct rsw_mr_ref {
+	struct rsw_mr *mr;
+	u32 stag;
+	u32 right;		/* IB_ACCESS_* bit required, 0 for local read */
+};
+
+struct bio_vec;
+
+/*
+ * Visits one piece of a range: @len bytes at @off in @page, never crossing
+ * the end of @page.  Runs under the MR lock with BHs off: must not sleep or
+ * take locks.  Returns false to stop the walk early.
+ */
+typedef bool (*rsw_mr_seg_fn)(void *arg, struct page *page, unsigned int off,
+			      unsigned int len);
+
+#endif /* RDMAP_SW_MEM_H */

@@ -1,0 +1,1016 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * RC queue pairs for kernel consumers: creation, the RFC 5040 section 6
+ * stream states driven by modify_qp, the send and receive queues, flushing
+ * and the hooks through which the TX and RX engines take work requests and
+ * complete them.
+ *
+ * Lifetime.  ib_core allocates and frees struct rsw_qp; we count who uses
+ * it with qp->ref:
+ *   create_qp    builds both queues, then publishes the QP under its QPN in
+ *                rsw_qps as the very last step; ref = 1 (creation's).
+ *   holders      the CM, TX and RX take a reference with rsw_qp_lookup()
+ *                (by QPN) or rsw_qp_get() and drop it with rsw_qp_put().
+ *                A work request they took is theirs until they complete it.
+ *   destroy_qp   unpublishes the QPN (no new lookups), marks the QP dead
+ *                under all its locks (posts fail from then on and nothing
+ *                more reaches a CQ: a destroyed QP's work requests complete
+ *                nowhere, consumers drain first), drops the creation
+ *                reference and waits for the last holder to drop theirs.
+ *                Only then does it discard the QP's unpolled CQ entries and
+ *                free the rings; ib_core frees the object after it returns.
+ * A post racing with destroy_qp either finishes before the QP is marked
+ * dead (its entries are then discarded) or fails with -EINVAL.
+ *
+ * Locks, all irqsave: qp->lock -> sq.lock -> rq.lock -> rsw_cq.prod_lock.
+ * qp->state and qp->dead change only with all three QP locks held, so
+ * holding any one of them is enough to read them.  Local operations
+ * (REG_MR, LOCAL_INV) run with no QP lock held: mem.c takes BH locks.
+ */
+#include <linux/log2.h>
+#include <linux/vmalloc.h>
+#include <linux/xarray.h>
+
+#include "cq.h"
+#include "internal.h"
+
+/* QPN -> QP for every device; QPN 0 is never used (XA_FLAGS_ALLOC1). */
+static DEFINE_XARRAY_FLAGS(rsw_qps, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
+static u32 rsw_qpn_next;
+/* RSW_MAX_QP is enforced across all devices of the module. */
+static atomic_t rsw_qp_count = ATOMIC_INIT(0);
+/* sq.lock nests rq.lock: give lockdep one class for each. */
+static struct lock_class_key rsw_sq_lock_key;
+static struct lock_class_key rsw_rq_lock_key;
+#define RSW_QPN_MAX ((1U << 24) - 1)
+
+/* The entry layouts of the user ABI, checked where they are used. */
+static_assert(sizeof(struct rdmap_sw_sge) == 16);
+static_assert(sizeof(struct rdmap_sw_sqe) == 48 + RDMAP_SW_MAX_INLINE);
+static_assert(sizeof(struct rdmap_sw_rqe) == 16 + RDMAP_SW_MAX_INLINE);
+static_assert(RDMAP_SW_MAX_INLINE ==
+	      RDMAP_SW_MAX_SGE * sizeof(struct rdmap_sw_sge));
+
+/* --------------------------------------------------------- opcode table */
+
+enum rsw_sq_op_flags {
+	RSW_OP_SGE = 1 << 0,	/* carries an SGE list */
+	RSW_OP_INLINE = 1 << 1,	/* may carry inline data instead */
+	RSW_OP_LOCAL = 1 << 2,	/* executed here, no wire */
+};
+
+/* Indexed by enum rdmap_sw_wr_opcode. */
+static const struct rsw_sq_op {
+	enum ib_wr_opcode ib;
+	u8 wc;			/* enum rdmap_sw_cqe_opcode */
+	u8 flags;		/* enum rsw_sq_op_flags */
+} rsw_sq_ops[] = {
+	[RDMAP_SW_WR_SEND] = {
+		IB_WR_SEND, RDMAP_SW_WC_SEND, RSW_OP_SGE | RSW_OP_INLINE },
+	[RDMAP_SW_WR_SEND_WITH_INV] = {
+		IB_WR_SEND_WITH_INV, RDMAP_SW_WC_SEND,
+		RSW_OP_SGE | RSW_OP_INLINE },
+	[RDMAP_SW_WR_RDMA_WRITE] = {
+		IB_WR_RDMA_WRITE, RDMAP_SW_WC_RDMA_WRITE,
+		RSW_OP_SGE | RSW_OP_INLINE },
+	[RDMAP_SW_WR_RDMA_READ] = {
+		IB_WR_RDMA_READ, RDMAP_SW_WC_RDMA_READ, RSW_OP_SGE },
+	[RDMAP_SW_WR_RDMA_READ_WITH_INV] = {
+		IB_WR_RDMA_READ_WITH_INV, RDMAP_SW_WC_RDMA_READ, RSW_OP_SGE },
+	[RDMAP_SW_WR_REG_MR] = {
+		IB_WR_REG_MR, RDMAP_SW_WC_REG_MR, RSW_OP_LOCAL },
+	[RDMAP_SW_WR_LOCAL_INV] = {
+		IB_WR_LOCAL_INV, RDMAP_SW_WC_LOCAL_INV, RSW_OP_LOCAL },
+};
+
+/* The ABI opcode of @ib, or -EINVAL for anything not in the table. */
+static int rsw_sq_opcode(enum ib_wr_opcode ib)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(rsw_sq_ops); i++)
+		if (rsw_sq_ops[i].ib == ib)
+			return i;
+	return -EINVAL;
+}
+
+/* --------------------------------------------------------- work queues */
+
+static int rsw_wq_alloc(struct rsw_wq *wq, u32 wr, u32 sge, size_t wqe_size,
+			struct ib_cq *cq, struct lock_class_key *key)
+{
+	spin_lock_init(&wq->lock);
+	lockdep_set_class(&wq->lock, key);
+	wq->size = roundup_pow_of_two(max(wr, 1U));
+	wq->mask = wq->size - 1;
+	wq->wqe_size = wqe_size;
+	wq->max_sge = sge;
+	wq->cq = to_rsw_cq(cq);
+	/* Zeroed and mappable, for when user QPs map their rings. */
+	wq->ring = vmalloc_user((size_t)wq->size * wqe_size);
+	if (!wq->ring)
+		return -ENOMEM;
+	wq->slot = kvcalloc(wq->size, sizeof(*wq->slot), GFP_KERNEL);
+	if (!wq->slot) {
+		vfree(wq->ring);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void rsw_wq_free(struct rsw_wq *wq)
+{
+	kvfree(wq->slot);
+	vfree(wq->ring);
+}
+
+static void *rsw_wq_entry(const struct rsw_wq *wq, u32 n)
+{
+	return wq->ring + (size_t)(n & wq->mask) * wq->wqe_size;
+}
+
+static struct rsw_wq_slot *rsw_wq_slot(const struct rsw_wq *wq, u32 n)
+{
+	return &wq->slot[n & wq->mask];
+}
+
+static bool rsw_wq_full(const struct rsw_wq *wq)
+{
+	return wq->tail - wq->head >= wq->size;
+}
+
+/*
+ * Report @s on the queue's CQ.  wq->lock held, QP not dead.  False if the
+ * CQ was full: the entry is lost (cq.c raised IB_EVENT_CQ_ERR) and the QP
+ * must go to ERROR once the caller has dropped wq->lock.
+ */
+static bool rsw_wq_push(struct rsw_qp *qp, struct rsw_wq *wq,
+			const struct rsw_wq_slot *s)
+{
+	struct rdmap_sw_cqe cqe = {
+		.wr_id = s->wr_id,
+		.byte_len = s->byte_len,
+		.qp_num = qp->base.qp_num,
+		.ex_data = s->ex_data,
+		.vendor_err = s->vendor_err,
+		.opcode = s->opcode,
+		.status = s->status,
+		.flags = s->cqe_flags,
+	};
+
+	if (!rsw_cq_push(wq->cq, &cqe, &qp->base, s->solicited))
+		return true;
+	wq->cq_overruns++;
+	return false;
+}
+
+/*
+ * Retire finished work requests from the head, in posting order: a
+ * completion is reported for every failed one and every signaled one.
+ * False if a completion was lost to a full CQ (see rsw_wq_push).
+ */
+static bool rsw_wq_retire(struct rsw_qp *qp, struct rsw_wq *wq)
+{
+	struct rsw_wq_slot *s;
+	bool ok = true;
+
+	lockdep_assert_held(&wq->lock);
+	while (wq->head != wq->next) {
+		s = rsw_wq_slot(wq, wq->head);
+		if (!s->done)
+			break;
+		if (!qp->dead &&
+		    (s->signaled || s->status != RDMAP_SW_WC_SUCCESS))
+			ok &= rsw_wq_push(qp, wq, s);
+		wq->head++;
+	}
+	return ok;
+}
+
+/*
+ * Complete every posted, not yet taken work request with FLUSH_ERR.  Taken
+ * ones stay with their engine, which completes them (flushed too, if the
+ * stream is gone); retiring stops at the first of them, so order holds.
+ */
+static void rsw_wq_flush(struct rsw_qp *qp, struct rsw_wq *wq)
+{
+	struct rsw_wq_slot *s;
+
+	lockdep_assert_held(&wq->lock);
+	for (; wq->next != wq->tail; wq->next++) {
+		s = rsw_wq_slot(wq, wq->next);
+		s->status = RDMAP_SW_WC_WR_FLUSH_ERR;
+		s->byte_len = 0;
+		s->ex_data = 0;
+		s->vendor_err = 0;
+		s->cqe_flags = 0;
+		s->solicited = false;
+		s->done = true;
+	}
+	rsw_wq_retire(qp, wq);
+}
+
+/* Forget every entry: only when nothing is taken (head == next). */
+static void rsw_wq_reset(struct rsw_wq *wq)
+{
+	lockdep_assert_held(&wq->lock);
+	wq->head = 0;
+	wq->next = 0;
+	wq->tail = 0;
+}
+
+/* ------------------------------------------------------- state machine */
+
+static const char *const rsw_qp_state_names[RSW_QPS_COUNT] = {
+	[RSW_QPS_IDLE] = "IDLE",
+	[RSW_QPS_RTS] = "RTS",
+	[RSW_QPS_CLOSING] = "CLOSING",
+	[RSW_QPS_TERMINATE] = "TERMINATE",
+	[RSW_QPS_ERROR] = "ERROR",
+};
+
+const char *rsw_qp_state_name(enum rsw_qp_state s)
+{
+	return s < RSW_QPS_COUNT ? rsw_qp_state_names[s] : "?";
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_qp_state_name);
+
+/* The stream state an ib_qp_state stands for; RSW_QPS_COUNT if none. */
+static enum rsw_qp_state rsw_qp_state_of(enum ib_qp_state ib)
+{
+	switch (ib) {
+	case IB_QPS_RESET:
+	case IB_QPS_INIT:
+	case IB_QPS_RTR:
+		return RSW_QPS_IDLE;
+	case IB_QPS_RTS:
+		return RSW_QPS_RTS;
+	case IB_QPS_SQD:
+		return RSW_QPS_CLOSING;
+	case IB_QPS_SQE:
+		return RSW_QPS_TERMINATE;
+	case IB_QPS_ERR:
+		return RSW_QPS_ERROR;
+	}
+	return RSW_QPS_COUNT;
+}
+
+/*
+ * Legal transitions, RFC 5040 section 6 (rows: from, columns: to).  An
+ * iWARP stream leaves RTS only for CLOSING (orderly close), TERMINATE (a
+ * Terminate is being sent) or ERROR; the way back to IDLE is through
+ * ERROR (and reset) or a completed close.  ERROR -> ERROR is legal because
+ * ib_drain_qp() moves a QP to ERR once per queue.
+ */
+static const bool rsw_qp_legal[RSW_QPS_COUNT][RSW_QPS_COUNT] = {
+	[RSW_QPS_IDLE] = {
+		[RSW_QPS_IDLE] = true, [RSW_QPS_RTS] = true,
+		[RSW_QPS_ERROR] = true },
+	[RSW_QPS_RTS] = {
+		[RSW_QPS_RTS] = true, [RSW_QPS_CLOSING] = true,
+		[RSW_QPS_TERMINATE] = true, [RSW_QPS_ERROR] = true },
+	[RSW_QPS_CLOSING] = {
+		[RSW_QPS_IDLE] = true, [RSW_QPS_CLOSING] = true,
+		[RSW_QPS_TERMINATE] = true, [RSW_QPS_ERROR] = true },
+	[RSW_QPS_TERMINATE] = {
+		[RSW_QPS_TERMINATE] = true, [RSW_QPS_ERROR] = true },
+	[RSW_QPS_ERROR] = {
+		[RSW_QPS_IDLE] = true, [RSW_QPS_ERROR] = true },
+};
+
+int rsw_qp_transition(enum rsw_qp_state from, enum ib_qp_state to,
+		      enum rsw_qp_state *next)
+{
+	enum rsw_qp_state s = rsw_qp_state_of(to);
+
+	if (from >= RSW_QPS_COUNT || s >= RSW_QPS_COUNT ||
+	    !rsw_qp_legal[from][s])
+		return -EINVAL;
+	/* Out of ERROR only to RESET: INIT and RTR need a reset first. */
+	if (from == RSW_QPS_ERROR && s == RSW_QPS_IDLE && to != IB_QPS_RESET)
+		return -EINVAL;
+	*next = s;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_qp_transition);
+
+/* ib_qp_state reported for the current stream state. */
+static enum ib_qp_state rsw_qp_ib_state(const struct rsw_qp *qp)
+{
+	static const enum ib_qp_state ib[RSW_QPS_COUNT] = {
+		[RSW_QPS_RTS] = IB_QPS_RTS,
+		[RSW_QPS_CLOSING] = IB_QPS_SQD,
+		[RSW_QPS_TERMINATE] = IB_QPS_SQE,
+		[RSW_QPS_ERROR] = IB_QPS_ERR,
+	};
+
+	return qp->state == RSW_QPS_IDLE ? qp->idle_state : ib[qp->state];
+}
+
+static void rsw_qp_lock_queues(struct rsw_qp *qp)
+{
+	lockdep_assert_held(&qp->lock);
+	spin_lock(&qp->sq.lock);
+	spin_lock(&qp->rq.lock);
+}
+
+static void rsw_qp_unlock_queues(struct rsw_qp *qp)
+{
+	spin_unlock(&qp->rq.lock);
+	spin_unlock(&qp->sq.lock);
+}
+
+/*
+ * One function per target state; each runs with all three QP locks held
+ * once rsw_qp_transition() allowed the move and may still refuse it.
+ */
+static int rsw_qp_enter_idle(struct rsw_qp *qp, enum ib_qp_state to)
+{
+	struct rsw_wq *sq = &qp->sq, *rq = &qp->rq;
+
+	switch (qp->state) {
+	case RSW_QPS_IDLE:
+		break;
+	case RSW_QPS_CLOSING:
+		/* A completed orderly close: nothing may be left behind. */
+		if (sq->head != sq->tail || rq->head != rq->tail)
+			return -EINVAL;
+		break;
+	default:	/* ERROR, to RESET */
+		/* Work requests still with an engine complete first. */
+		if (sq->head != sq->next || rq->head != rq->next)
+			return -EINVAL;
+		rsw_wq_reset(sq);
+		rsw_wq_reset(rq);
+		break;
+	}
+	qp->idle_state = to;
+	return 0;
+}
+
+static int rsw_qp_enter_rts(struct rsw_qp *qp, enum ib_qp_state to)
+{
+	if (qp->state == RSW_QPS_RTS)
+		return 0;
+	/*
+	 * IDLE -> RTS needs an established stream (socket after the MPA
+	 * exchange); the connection manager attaches one and moves the QP
+	 * itself.  A consumer's modify_qp never can.
+	 */
+	return -ENOTCONN;
+}
+
+/*
+ * CLOSING and TERMINATE change the state only.  Closing the stream in order
+ * (CLOSING) or sending the Terminate message (TERMINATE) is the CM's and
+ * the TX engine's work, and neither exists yet; a QP reaches these states
+ * only from RTS, which needs them anyway.
+ */
+static int rsw_qp_enter_stream_end(struct rsw_qp *qp, enum ib_qp_state to)
+{
+	return 0;
+}
+
+static int rsw_qp_enter_error(struct rsw_qp *qp, enum ib_qp_state to)
+{
+	if (qp->state == RSW_QPS_ERROR)
+		return 0;
+	/* State first: retiring reads it through the dead/state rules. */
+	qp->state = RSW_QPS_ERROR;
+	rsw_wq_flush(qp, &qp->sq);
+	rsw_wq_flush(qp, &qp->rq);
+	return 0;
+}
+
+static int (*const rsw_qp_enter[RSW_QPS_COUNT])(struct rsw_qp *qp,
+						 enum ib_qp_state to) = {
+	[RSW_QPS_IDLE] = rsw_qp_enter_idle,
+	[RSW_QPS_RTS] = rsw_qp_enter_rts,
+	[RSW_QPS_CLOSING] = rsw_qp_enter_stream_end,
+	[RSW_QPS_TERMINATE] = rsw_qp_enter_stream_end,
+	[RSW_QPS_ERROR] = rsw_qp_enter_error,
+};
+
+/* Move to @to if legal.  qp->lock held. */
+static int rsw_qp_change_state(struct rsw_qp *qp, enum ib_qp_state to)
+{
+	enum rsw_qp_state next;
+	int ret;
+
+	lockdep_assert_held(&qp->lock);
+	ret = rsw_qp_transition(qp->state, to, &next);
+	if (ret)
+		return ret;
+	rsw_qp_lock_queues(qp);
+	ret = rsw_qp_enter[next](qp, to);
+	if (!ret)
+		qp->state = next;
+	rsw_qp_unlock_queues(qp);
+	return ret;
+}
+
+void rsw_qp_set_error(struct rsw_qp *qp)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	rsw_qp_change_state(qp, IB_QPS_ERR);
+	spin_unlock_irqrestore(&qp->lock, flags);
+}
+
+/* ----------------------------------------------------------- post_send */
+
+/*
+ * Copy the SGE list and add up its length.  An lkey is only checked for a
+ * plausible STag here (index 0 never exists): whether it names a valid MR
+ * with the right access is decided when the request is processed, because
+ * a REG_MR earlier in the same queue may be what makes it valid.
+ */
+static int rsw_wqe_sges(struct rdmap_sw_sge *dst, const struct ib_sge *src,
+			int num_sge, u32 max_sge, u32 *length)
+{
+	u64 total = 0;
+	int i;
+
+	if (num_sge < 0 || num_sge > max_sge)
+		return -EINVAL;
+	for (i = 0; i < num_sge; i++) {
+		if (src[i].length && !rsw_stag_index(src[i].lkey))
+			return -EINVAL;
+		dst[i].addr = src[i].addr;
+		dst[i].length = src[i].length;
+		dst[i].lkey = src[i].lkey;
+		total += src[i].length;
+	}
+	if (total > RSW_MAX_MSG_SIZE)
+		return -EINVAL;
+	*length = total;
+	return 0;
+}
+
+/*
+ * IB_SEND_INLINE: copy the payload into the WQE now, so the buffers may be
+ * reused as soon as post_send returns.  Kernel SGE addresses are kernel
+ * virtual addresses (virtual DMA) and their lkeys are not used.
+ */
+static int rsw_sqe_inline(struct rsw_qp *qp, const struct ib_send_wr *wr,
+			  struct rdmap_sw_sqe *sqe)
+{
+	u32 total = 0;
+	int i;
+
+	if (wr->num_sge < 0 || wr->num_sge > qp->sq.max_sge)
+		return -EINVAL;
+	for (i = 0; i < wr->num_sge; i++) {
+		const struct ib_sge *sge = &wr->sg_list[i];
+
+		if (sge->length > qp->max_inline - total)
+			return -EINVAL;
+		memcpy(sqe->inline_data + total,
+		       rsw_virt_dma_to_ptr(sge->addr), sge->length);
+		total += sge->length;
+	}
+	sqe->num_sge = 0;
+	sqe->length = total;
+	sqe->flags |= RDMAP_SW_SQE_INLINE;
+	return 0;
+}
+
+/* The opcode-specific fields (remote address, STags, MR to register). */
+static int rsw_sqe_op_fields(struct rsw_qp *qp, const struct ib_send_wr *wr,
+			     struct rdmap_sw_sqe *sqe)
+{
+	switch (sqe->opcode) {
+	case RDMAP_SW_WR_SEND_WITH_INV:
+		sqe->inv_stag = wr->ex.invalidate_rkey;
+		break;
+	case RDMAP_SW_WR_RDMA_READ_WITH_INV:
+		sqe->inv_stag = wr->ex.invalidate_rkey;
+		fallthrough;
+	case RDMAP_SW_WR_RDMA_WRITE:
+	case RDMAP_SW_WR_RDMA_READ:
+		sqe->rstag = rdma_wr(wr)->rkey;
+		sqe->raddr = rdma_wr(wr)->remote_addr;
+		break;
+	case RDMAP_SW_WR_REG_MR:
+		if (!reg_wr(wr)->mr ||
+		    reg_wr(wr)->mr->device != qp->base.device)
+			return -EINVAL;
+		sqe->mr = (uintptr_t)reg_wr(wr)->mr;
+		sqe->reg_key = reg_wr(wr)->key;
+		sqe->reg_access = reg_wr(wr)->access;
+		break;
+	case RDMAP_SW_WR_LOCAL_INV:
+		if (!rsw_stag_index(wr->ex.invalidate_rkey))
+			return -EINVAL;
+		sqe->inv_stag = wr->ex.invalidate_rkey;
+		break;
+	}
+	return 0;
+}
+
+/* Validate @wr and write it into the free entry at sq.tail. */
+static int rsw_sqe_fill(struct rsw_qp *qp, const struct ib_send_wr *wr,
+			struct rdmap_sw_sqe *sqe)
+{
+	int op = rsw_sq_opcode(wr->opcode);
+	const struct rsw_sq_op *info;
+	int ret;
+
+	if (op < 0)
+		return op;
+	info = &rsw_sq_ops[op];
+	memset(sqe, 0, offsetof(struct rdmap_sw_sqe, sge));
+	sqe->wr_id = wr->wr_id;
+	sqe->opcode = op;
+	if (wr->send_flags & IB_SEND_FENCE)
+		sqe->flags |= RDMAP_SW_SQE_FENCE;
+	if (wr->send_flags & IB_SEND_SOLICITED)
+		sqe->flags |= RDMAP_SW_SQE_SOLICITED;
+	if (qp->sig_all || (wr->send_flags & IB_SEND_SIGNALED))
+		sqe->flags |= RDMAP_SW_SQE_SIGNALED;
+
+	if (wr->send_flags & IB_SEND_INLINE && info->flags & RSW_OP_INLINE) {
+		ret = rsw_sqe_inline(qp, wr, sqe);
+	} else if (info->flags & RSW_OP_SGE) {
+		ret = rsw_wqe_sges(sqe->sge, wr->sg_list, wr->num_sge,
+				   qp->sq.max_sge, &sqe->length);
+		sqe->num_sge = wr->num_sge;
+	} else {
+		/* Local operations carry no data. */
+		ret = wr->num_sge ? -EINVAL : 0;
+	}
+	if (ret)
+		return ret;
+	return rsw_sqe_op_fields(qp, wr, sqe);
+}
+
+/* Post one send work request.  sq.lock held. */
+static int rsw_sq_post_one(struct rsw_qp *qp, const struct ib_send_wr *wr)
+{
+	struct rsw_wq *sq = &qp->sq;
+	struct rdmap_sw_sqe *sqe;
+	struct rsw_wq_slot *s;
+	int ret;
+
+	lockdep_assert_held(&sq->lock);
+	/* The stream is going down: nothing new is sent on it. */
+	if (qp->dead || qp->state == RSW_QPS_CLOSING ||
+	    qp->state == RSW_QPS_TERMINATE)
+		return -EINVAL;
+	if (rsw_wq_full(sq))
+		return -ENOMEM;
+	sqe = rsw_wq_entry(sq, sq->tail);
+	ret = rsw_sqe_fill(qp, wr, sqe);
+	if (ret)
+		return ret;
+	s = rsw_wq_slot(sq, sq->tail);
+	memset(s, 0, sizeof(*s));
+	s->wr_id = wr->wr_id;
+	s->opcode = rsw_sq_ops[sqe->opcode].wc;
+	s->signaled = sqe->flags & RDMAP_SW_SQE_SIGNALED;
+	sq->tail++;
+	/* In ERROR every new work request completes flushed at once. */
+	if (qp->state == RSW_QPS_ERROR)
+		rsw_wq_flush(qp, sq);
+	return 0;
+}
+
+/*
+ * ops.post_send.  Any context, never sleeps.  Stops at the first work
+ * request that is malformed (-EINVAL), does not fit (-ENOMEM) or cannot be
+ * accepted in this state (-EINVAL) and returns it in @bad_wr.
+ */
+static int rsw_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+			 const struct ib_send_wr **bad_wr)
+{
+	struct rsw_qp *qp = to_rsw_qp(ibqp);
+	unsigned long flags;
+	int ret = 0;
+
+	spin_lock_irqsave(&qp->sq.lock, flags);
+	for (; wr; wr = wr->next) {
+		ret = rsw_sq_post_one(qp, wr);
+		if (ret)
+			break;
+	}
+	spin_unlock_irqrestore(&qp->sq.lock, flags);
+	if (ret)
+		*bad_wr = wr;
+	return ret;
+}
+
+/* ----------------------------------------------------------- post_recv */
+
+/* Post one receive work request.  rq.lock held. */
+static int rsw_rq_post_one(struct rsw_qp *qp, const struct ib_recv_wr *wr)
+{
+	struct rsw_wq *rq = &qp->rq;
+	struct rdmap_sw_rqe *rqe;
+	struct rsw_wq_slot *s;
+	int ret;
+
+	lockdep_assert_held(&rq->lock);
+	if (qp->dead)
+		return -EINVAL;
+	if (rsw_wq_full(rq))
+		return -ENOMEM;
+	rqe = rsw_wq_entry(rq, rq->tail);
+	ret = rsw_wqe_sges(rqe->sge, wr->sg_list, wr->num_sge, rq->max_sge,
+			   &rqe->length);
+	if (ret)
+		return ret;
+	rqe->wr_id = wr->wr_id;
+	rqe->num_sge = wr->num_sge;
+	s = rsw_wq_slot(rq, rq->tail);
+	memset(s, 0, sizeof(*s));
+	s->wr_id = wr->wr_id;
+	s->opcode = RDMAP_SW_WC_RECV;
+	s->signaled = true;
+	rq->tail++;
+	if (qp->state == RSW_QPS_ERROR)
+		rsw_wq_flush(qp, rq);
+	return 0;
+}
+
+/* ops.post_recv.  Any context, never sleeps; conventions as post_send. */
+static int rsw_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+			 const struct ib_recv_wr **bad_wr)
+{
+	struct rsw_qp *qp = to_rsw_qp(ibqp);
+	unsigned long flags;
+	int ret = 0;
+
+	spin_lock_irqsave(&qp->rq.lock, flags);
+	for (; wr; wr = wr->next) {
+		ret = rsw_rq_post_one(qp, wr);
+		if (ret)
+			break;
+	}
+	spin_unlock_irqrestore(&qp->rq.lock, flags);
+	if (ret)
+		*bad_wr = wr;
+	return ret;
+}
+
+/* ------------------------------------------- engine hooks: take, complete */
+
+/* Copy the next posted entry out and hand it to the caller as *@idx. */
+static bool rsw_wq_take(struct rsw_qp *qp, struct rsw_wq *wq, void *copy,
+			u32 *idx)
+{
+	unsigned long flags;
+	bool taken = false;
+
+	spin_lock_irqsave(&wq->lock, flags);
+	if (!qp->dead && qp->state != RSW_QPS_ERROR && wq->next != wq->tail) {
+		memcpy(copy, rsw_wq_entry(wq, wq->next), wq->wqe_size);
+		*idx = wq->next++;
+		taken = true;
+	}
+	spin_unlock_irqrestore(&wq->lock, flags);
+	return taken;
+}
+
+/*
+ * Record the outcome @res of taken entry @idx and retire what is ready.  A
+ * failure, or a completion lost to a full CQ, moves the QP to ERROR,
+ * flushing everything not yet taken.  (Flushes themselves only happen in
+ * ERROR, so a CQ overrun there needs nothing more.)
+ */
+static void rsw_wq_finish(struct rsw_qp *qp, struct rsw_wq *wq, u32 idx,
+			  const struct rsw_wq_slot *res)
+{
+	struct rsw_wq_slot *s;
+	unsigned long flags;
+	bool reported;
+
+	spin_lock_irqsave(&wq->lock, flags);
+	if (WARN_ON_ONCE(idx - wq->head >= wq->next - wq->head)) {
+		spin_unlock_irqrestore(&wq->lock, flags);
+		return;
+	}
+	s = rsw_wq_slot(wq, idx);
+	s->status = res->status;
+	s->byte_len = res->byte_len;
+	s->ex_data = res->ex_data;
+	s->vendor_err = res->vendor_err;
+	s->cqe_flags = res->cqe_flags;
+	s->solicited = res->solicited;
+	s->done = true;
+	reported = rsw_wq_retire(qp, wq);
+	spin_unlock_irqrestore(&wq->lock, flags);
+	if (res->status != RDMAP_SW_WC_SUCCESS || !reported)
+		rsw_qp_set_error(qp);
+}
+
+void rsw_qp_sq_complete(struct rsw_qp *qp, u32 idx, u8 status, u32 byte_len)
+{
+	struct rsw_wq_slot res = { .status = status, .byte_len = byte_len };
+
+	rsw_wq_finish(qp, &qp->sq, idx, &res);
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_qp_sq_complete);
+
+/* Execute REG_MR or LOCAL_INV; the completion status. */
+static u8 rsw_sq_exec_local(struct rsw_qp *qp, const struct rdmap_sw_sqe *sqe)
+{
+	struct ib_pd *pd = qp->base.pd;
+	struct ib_reg_wr reg = {};
+
+	switch (sqe->opcode) {
+	case RDMAP_SW_WR_REG_MR:
+		reg.mr = (struct ib_mr *)(uintptr_t)sqe->mr;
+		reg.key = sqe->reg_key;
+		reg.access = sqe->reg_access;
+		if (rsw_mr_fastreg(pd, &reg))
+			return RDMAP_SW_WC_LOC_PROT_ERR;
+		return RDMAP_SW_WC_SUCCESS;
+	case RDMAP_SW_WR_LOCAL_INV:
+		if (rsw_mr_invalidate_local(qp->rsw, pd, sqe->inv_stag))
+			return RDMAP_SW_WC_LOC_PROT_ERR;
+		return RDMAP_SW_WC_SUCCESS;
+	}
+	return RDMAP_SW_WC_LOC_QP_OP_ERR;
+}
+
+enum rsw_sq_take rsw_qp_sq_take(struct rsw_qp *qp, struct rdmap_sw_sqe *sqe,
+				u32 *idx)
+{
+	if (!rsw_wq_take(qp, &qp->sq, sqe, idx))
+		return RSW_SQ_EMPTY;
+	if (sqe->opcode >= ARRAY_SIZE(rsw_sq_ops) ||
+	    !(rsw_sq_ops[sqe->opcode].flags & RSW_OP_LOCAL))
+		return RSW_SQ_WIRE;
+	rsw_qp_sq_complete(qp, *idx, rsw_sq_exec_local(qp, sqe), 0);
+	return RSW_SQ_LOCAL;
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_qp_sq_take);
+
+bool rsw_qp_rq_take(struct rsw_qp *qp, struct rdmap_sw_rqe *rqe, u32 *idx)
+{
+	return rsw_wq_take(qp, &qp->rq, rqe, idx);
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_qp_rq_take);
+
+void rsw_qp_rq_complete(struct rsw_qp *qp, u32 idx,
+			const struct rsw_rq_result *r)
+{
+	struct rsw_wq_slot res = {
+		.status = r->status,
+		.byte_len = r->byte_len,
+		.ex_data = r->ex_data,
+		.vendor_err = r->vendor_err,
+		.cqe_flags = r->cqe_flags,
+		.solicited = r->solicited,
+	};
+
+	rsw_wq_finish(qp, &qp->rq, idx, &res);
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_qp_rq_complete);
+
+/* ------------------------------------------------------------ lifetime */
+
+void rsw_qp_get(struct rsw_qp *qp)
+{
+	refcount_inc(&qp->ref);
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_qp_get);
+
+void rsw_qp_put(struct rsw_qp *qp)
+{
+	if (refcount_dec_and_test(&qp->ref))
+		complete(&qp->released);
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_qp_put);
+
+struct rsw_qp *rsw_qp_lookup(struct rsw_device *rsw, u32 qpn)
+{
+	struct rsw_qp *qp;
+	unsigned long flags;
+
+	xa_lock_irqsave(&rsw_qps, flags);
+	qp = xa_load(&rsw_qps, qpn);
+	if (qp && (qp->rsw != rsw || !refcount_inc_not_zero(&qp->ref)))
+		qp = NULL;
+	xa_unlock_irqrestore(&rsw_qps, flags);
+	return qp;
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_qp_lookup);
+
+/* ----------------------------------------------------------------- verbs */
+
+static int rsw_qp_check_init(struct ib_qp *ibqp,
+			     const struct ib_qp_init_attr *attr,
+			     struct ib_udata *udata)
+{
+	const struct ib_qp_cap *cap = &attr->cap;
+
+	/* User QPs (mapped rings) and shared receive queues come later. */
+	if (udata || attr->srq || attr->qp_type != IB_QPT_RC ||
+	    attr->create_flags)
+		return -EOPNOTSUPP;
+	if (!attr->send_cq || !attr->recv_cq ||
+	    attr->send_cq->device != ibqp->device ||
+	    attr->recv_cq->device != ibqp->device)
+		return -EINVAL;
+	if (attr->sq_sig_type != IB_SIGNAL_ALL_WR &&
+	    attr->sq_sig_type != IB_SIGNAL_REQ_WR)
+		return -EINVAL;
+	if (cap->max_send_wr > RSW_MAX_QP_WR ||
+	    cap->max_recv_wr > RSW_MAX_QP_WR ||
+	    cap->max_send_sge > RSW_MAX_SGE ||
+	    cap->max_recv_sge > RSW_MAX_SGE ||
+	    cap->max_inline_data > RSW_MAX_INLINE)
+		return -EINVAL;
+	return 0;
+}
+
+static void rsw_qp_init_fields(struct rsw_qp *qp, struct ib_qp_init_attr *attr)
+{
+	qp->rsw = to_rsw_dev(qp->base.device);
+	refcount_set(&qp->ref, 1);
+	init_completion(&qp->released);
+	spin_lock_init(&qp->lock);
+	qp->state = RSW_QPS_IDLE;
+	qp->idle_state = IB_QPS_RESET;
+	qp->sig_all = attr->sq_sig_type == IB_SIGNAL_ALL_WR;
+	qp->max_inline = attr->cap.max_inline_data;
+}
+
+/* The capabilities the QP got: what is enforced, rings rounded up. */
+static void rsw_qp_caps(const struct rsw_qp *qp, struct ib_qp_cap *cap)
+{
+	cap->max_send_wr = qp->sq.size;
+	cap->max_recv_wr = qp->rq.size;
+	cap->max_send_sge = qp->sq.max_sge;
+	cap->max_recv_sge = qp->rq.max_sge;
+	cap->max_inline_data = qp->max_inline;
+}
+
+/* ops.create_qp.  Process context, may sleep. */
+static int rsw_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
+			 struct ib_udata *udata)
+{
+	struct rsw_qp *qp = to_rsw_qp(ibqp);
+	struct ib_qp_cap *cap = &attr->cap;
+	u32 qpn;
+	int ret;
+
+	ret = rsw_qp_check_init(ibqp, attr, udata);
+	if (ret)
+		return ret;
+	if (atomic_inc_return(&rsw_qp_count) > RSW_MAX_QP) {
+		ret = -ENOMEM;
+		goto err_count;
+	}
+	rsw_qp_init_fields(qp, attr);
+	ret = rsw_wq_alloc(&qp->sq, cap->max_send_wr, max(cap->max_send_sge, 1U),
+			   sizeof(struct rdmap_sw_sqe), attr->send_cq,
+			   &rsw_sq_lock_key);
+	if (ret)
+		goto err_count;
+	ret = rsw_wq_alloc(&qp->rq, cap->max_recv_wr, max(cap->max_recv_sge, 1U),
+			   sizeof(struct rdmap_sw_rqe), attr->recv_cq,
+			   &rsw_rq_lock_key);
+	if (ret)
+		goto err_free_sq;
+	/* Reserve the QPN now, publish the QP once it is complete. */
+	ret = xa_alloc_cyclic_irq(&rsw_qps, &qpn, NULL,
+				  XA_LIMIT(1, RSW_QPN_MAX), &rsw_qpn_next,
+				  GFP_KERNEL);
+	if (ret < 0)
+		goto err_free_rq;
+	ibqp->qp_num = qpn;
+	rsw_qp_caps(qp, cap);
+	ret = xa_err(xa_store_irq(&rsw_qps, qpn, qp, GFP_KERNEL));
+	if (ret)
+		goto err_erase;
+	return 0;
+
+err_erase:
+	xa_erase_irq(&rsw_qps, qpn);
+err_free_rq:
+	rsw_wq_free(&qp->rq);
+err_free_sq:
+	rsw_wq_free(&qp->sq);
+err_count:
+	atomic_dec(&rsw_qp_count);
+	return ret;
+}
+
+/* ops.destroy_qp.  Process context; waits for every holder (see top). */
+static int rsw_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct rsw_qp *qp = to_rsw_qp(ibqp);
+	unsigned long flags;
+
+	might_sleep();
+	xa_erase_irq(&rsw_qps, ibqp->qp_num);
+	spin_lock_irqsave(&qp->lock, flags);
+	rsw_qp_lock_queues(qp);
+	qp->dead = true;
+	rsw_qp_unlock_queues(qp);
+	spin_unlock_irqrestore(&qp->lock, flags);
+
+	rsw_qp_put(qp);
+	wait_for_completion(&qp->released);
+
+	rsw_cq_discard_qp(qp->sq.cq, ibqp);
+	if (qp->rq.cq != qp->sq.cq)
+		rsw_cq_discard_qp(qp->rq.cq, ibqp);
+	rsw_wq_free(&qp->rq);
+	rsw_wq_free(&qp->sq);
+	atomic_dec(&rsw_qp_count);
+	return 0;
+}
+
+#define RSW_QP_ATTR_MASK (IB_QP_STATE | IB_QP_CUR_STATE | \
+			  IB_QP_ACCESS_FLAGS | IB_QP_PKEY_INDEX | IB_QP_PORT | \
+			  IB_QP_MAX_QP_RD_ATOMIC | IB_QP_MAX_DEST_RD_ATOMIC | \
+			  IB_QP_EN_SQD_ASYNC_NOTIFY)
+
+static int rsw_qp_check_modify(const struct ib_qp_attr *attr, int mask,
+			       struct ib_udata *udata)
+{
+	if (mask & ~RSW_QP_ATTR_MASK)
+		return -EOPNOTSUPP;
+	if (udata && (udata->inlen || udata->outlen))
+		return -EOPNOTSUPP;
+	if (mask & IB_QP_PORT && attr->port_num != RSW_PORT)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_QP_RD_ATOMIC &&
+	     attr->max_rd_atomic > RSW_MAX_RD_ATOM) ||
+	    (mask & IB_QP_MAX_DEST_RD_ATOMIC &&
+	     attr->max_dest_rd_atomic > RSW_MAX_RD_ATOM))
+		return -EINVAL;
+	return 0;
+}
+
+/* ops.modify_qp.  Process context (never sleeps). */
+static int rsw_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+			 int mask, struct ib_udata *udata)
+{
+	struct rsw_qp *qp = to_rsw_qp(ibqp);
+	unsigned long flags;
+	int ret;
+
+	ret = rsw_qp_check_modify(attr, mask, udata);
+	if (ret)
+		return ret;
+	spin_lock_irqsave(&qp->lock, flags);
+	if (mask & IB_QP_CUR_STATE && attr->cur_qp_state != rsw_qp_ib_state(qp))
+		ret = -EINVAL;
+	else if (mask & IB_QP_STATE)
+		ret = rsw_qp_change_state(qp, attr->qp_state);
+	if (!ret) {
+		if (mask & IB_QP_ACCESS_FLAGS)
+			qp->access = attr->qp_access_flags;
+		if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+			qp->ord = attr->max_rd_atomic;
+		if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+			qp->ird = attr->max_dest_rd_atomic;
+	}
+	spin_unlock_irqrestore(&qp->lock, flags);
+	return ret;
+}
+
+/* ops.query_qp.  Process context. */
+static int rsw_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+			int mask, struct ib_qp_init_attr *init)
+{
+	struct rsw_qp *qp = to_rsw_qp(ibqp);
+	unsigned long flags;
+
+	memset(attr, 0, sizeof(*attr));
+	memset(init, 0, sizeof(*init));
+	spin_lock_irqsave(&qp->lock, flags);
+	attr->qp_state = rsw_qp_ib_state(qp);
+	attr->qp_access_flags = qp->access;
+	attr->max_rd_atomic = qp->ord;
+	attr->max_dest_rd_atomic = qp->ird;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	attr->cur_qp_state = attr->qp_state;
+	attr->port_num = RSW_PORT;
+	attr->path_mtu = IB_MTU_4096;
+	rsw_qp_caps(qp, &attr->cap);
+
+	init->qp_type = IB_QPT_RC;
+	init->send_cq = ibqp->send_cq;
+	init->recv_cq = ibqp->recv_cq;
+	init->qp_context = ibqp->qp_context;
+	init->sq_sig_type = qp->sig_all ? IB_SIGNAL_ALL_WR : IB_SIGNAL_REQ_WR;
+	init->cap = attr->cap;
+	return 0;
+}
+
+const struct ib_device_ops rsw_qp_ops = {
+	.create_qp = rsw_create_qp,
+	.destroy_qp = rsw_destroy_qp,
+	.modify_qp = rsw_modify_qp,
+	.query_qp = rsw_query_qp,
+	.post_send = rsw_post_send,
+	.post_recv = rsw_post_recv,
+
+	INIT_RDMA_OBJ_SIZE(ib_qp, rsw_qp, base),
+};

@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Queue pair object: the RFC 5040 section 6 stream state and the send and
+ * receive work queues.  The functions that operate on it are listed in
+ * internal.h (qp.c group); lifetime and locking are described at the top
+ * of qp.c.
+ */
+#ifndef RDMAP_SW_QP_H
+#define RDMAP_SW_QP_H
+
+#include <linux/completion.h>
+#include <linux/refcount.h>
+#include <linux/spinlock.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/rdmap_sw-abi.h>
+
+struct rsw_cq;
+
+/* Limits advertised by query_device and enforced by create_qp. */
+#define RSW_MAX_QP (64 * 1024)		/* module-wide, see qp.c */
+#define RSW_MAX_QP_WR (16 * 1024)	/* a power of two */
+#define RSW_MAX_SGE RDMAP_SW_MAX_SGE
+#define RSW_MAX_INLINE RDMAP_SW_MAX_INLINE
+/* IRD and ORD (RFC 6581): Read Requests in flight per direction. */
+#define RSW_MAX_RD_ATOM 128
+/* Largest message (RFC 5040 lets it be 2^32 - 1; IB verbs cap at 2^31). */
+#define RSW_MAX_MSG_SIZE (1U << 31)
+
+/*
+ * RFC 5040 section 6 stream states, in the order of the transition table.
+ * ib_qp_state maps onto them as iWARP RNICs map it: RESET, INIT and RTR are
+ * IDLE; SQD is CLOSING; SQE is TERMINATE; ERR is ERROR.
+ */
+enum rsw_qp_state {
+	RSW_QPS_IDLE,
+	RSW_QPS_RTS,
+	RSW_QPS_CLOSING,
+	RSW_QPS_TERMINATE,
+	RSW_QPS_ERROR,
+	RSW_QPS_COUNT
+};
+
+/*
+ * Kernel-private shadow of one ring slot: everything its completion needs,
+ * filled at post time and finished by whoever completes the work request.
+ */
+struct rsw_wq_slot {
+	u64 wr_id;
+	u32 byte_len;
+	u32 ex_data;		/* cqe.ex_data */
+	u32 vendor_err;
+	u8 opcode;		/* enum rdmap_sw_cqe_opcode */
+	u8 status;		/* enum rdmap_sw_cqe_status, once done */
+	u8 cqe_flags;		/* enum rdmap_sw_cqe_flags */
+	bool signaled;		/* completes on success too */
+	bool solicited;
+	bool done;		/* status is final: ready to retire */
+};
+
+/*
+ * One work queue.  Free-running u32 indices, slot n & mask:
+ *   [head, next)  handed to the engine (TX or RX), completing in any order,
+ *                 retired to the CQ strictly in posting order;
+ *   [next, tail)  posted, not yet taken;
+ *   [tail, head + size)  free.
+ */
+struct rsw_wq {
+	spinlock_t lock;	/* irqsave; everything below except the ring */
+	void *ring;		/* size entries of wqe_size bytes */
+	struct rsw_wq_slot *slot;
+	struct rsw_cq *cq;
+	u32 size;
+	u32 mask;
+	u32 wqe_size;
+	u32 max_sge;		/* per work request, as created */
+	u32 head;
+	u32 next;
+	u32 tail;
+	u64 cq_overruns;	/* completions the CQ had no room for */
+};
+
+struct rsw_device;
+
+struct rsw_qp {
+	struct ib_qp base;
+	struct rsw_device *rsw;
+
+	/* Creation's reference plus one per CM/TX/RX holder; see qp.c. */
+	refcount_t ref;
+	struct completion released;
+
+	/*
+	 * Serialises modify_qp and the engines' state changes.  state and
+	 * dead are written under lock, sq.lock and rq.lock (in that order),
+	 * so any one of them is enough to read them.
+	 */
+	spinlock_t lock;
+	enum rsw_qp_state state;
+	enum ib_qp_state idle_state;	/* RESET, INIT or RTR while IDLE */
+	bool dead;			/* destroy_qp began */
+	bool sig_all;			/* IB_SIGNAL_ALL_WR */
+	u32 max_inline;
+	u32 access;			/* IB_QP_ACCESS_FLAGS */
+	u32 ird;			/* IB_QP_MAX_DEST_RD_ATOMIC */
+	u32 ord;			/* IB_QP_MAX_QP_RD_ATOMIC */
+
+	struct rsw_wq sq;
+	struct rsw_wq rq;
+};
+
+static inline struct rsw_qp *to_rsw_qp(struct ib_qp *ibqp)
+{
+	return container_of(ibqp, struct rsw_qp, base);
+}
+
+/* What RX reports when it completes a receive (rsw_qp_rq_complete). */
+struct rsw_rq_result {
+	u8 status;		/* enum rdmap_sw_cqe_status */
+	u8 cqe_flags;		/* RDMAP_SW_CQE_WITH_INV / _WITH_IMM */
+	bool solicited;		/* the Send carried the SE bit */
+	u32 byte_len;
+	u32 ex_data;		/* invalidated STag / immediate data */
+	u32 vendor_err;		/* Terminate layer/type/code, see the ABI */
+};
+
+/* What rsw_qp_sq_take() handed out. */
+enum rsw_sq_take {
+	RSW_SQ_EMPTY,		/* nothing to take */
+	RSW_SQ_LOCAL,		/* a local operation ran and was completed */
+	RSW_SQ_WIRE,		/* a copy for the TX engine to transmit */
+};
+
+#endif /* RDMAP_SW_QP_H */

@@ -1,0 +1,1289 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit suite rdmap_sw_qp: RC queue pairs created through the real ib_core
+ * (ib_create_qp, ib_modify_qp, ib_post_send/recv, ib_drain_qp,
+ * ib_destroy_qp) on an rdmap_sw device attached to a throw-away Ethernet
+ * netdev, with CQs from cq.c and MRs from mem.c.  There is no stream yet,
+ * so the TX engine's side is played by calling rsw_qp_sq_take() and
+ * rsw_qp_sq_complete() directly.
+ *
+ * KUnit actions undo in reverse order: each QP is destroyed before its CQs,
+ * and everything before the suite's device goes away.
+ */
+#include <kunit/resource.h>
+#include <kunit/test.h>
+#include <linux/completion.h>
+#include <linux/delay.h>
+#include <linux/etherdevice.h>
+#include <linux/netdevice.h>
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
+#include <linux/workqueue.h>
+#include <rdma/ib_verbs.h>
+
+#include "cq.h"
+#include "internal.h"
+
+RSW_IMPORT_KUNIT_NS();
+
+static const u8 rsw_qt_mac[ETH_ALEN] = { 0x02, 0x00, 0x5e, 0x30, 0x50, 0x01 };
+
+/* The device and PDs every case uses (suite_init / suite_exit). */
+static struct {
+	struct net_device *ndev;
+	struct ib_device *ibdev;
+	struct ib_pd *pd;
+	struct ib_pd *pd2;
+} rsw_qt;
+
+/* ---------------------------------------------------------------- device */
+
+static netdev_tx_t rsw_qt_xmit(struct sk_buff *skb, struct net_device *ndev)
+{
+	dev_kfree_skb_any(skb);
+	return NETDEV_TX_OK;
+}
+
+static const struct net_device_ops rsw_qt_netdev_ops = {
+	.ndo_start_xmit = rsw_qt_xmit,
+	.ndo_validate_addr = eth_validate_addr,
+};
+
+static int rsw_qt_attach(void)
+{
+	struct ib_device *ibdev;
+	int ret;
+
+	ret = rsw_newlink("rswqt0", rsw_qt.ndev);
+	if (ret)
+		return ret;
+	ibdev = ib_device_get_by_name("rswqt0", RDMA_DRIVER_UNKNOWN);
+	if (!ibdev)
+		return -ENODEV;
+	/* The netdev's unregistration (suite_exit) removes the device. */
+	ib_device_put(ibdev);
+	rsw_qt.ibdev = ibdev;
+	return 0;
+}
+
+static int rsw_qt_alloc_pds(void)
+{
+	rsw_qt.pd = ib_alloc_pd(rsw_qt.ibdev, 0);
+	if (IS_ERR(rsw_qt.pd))
+		return PTR_ERR(rsw_qt.pd);
+	rsw_qt.pd2 = ib_alloc_pd(rsw_qt.ibdev, 0);
+	if (IS_ERR(rsw_qt.pd2)) {
+		ib_dealloc_pd(rsw_qt.pd);
+		return PTR_ERR(rsw_qt.pd2);
+	}
+	return 0;
+}
+
+static int rsw_qt_suite_init(struct kunit_suite *suite)
+{
+	struct net_device *ndev;
+	int ret;
+
+	ndev = alloc_etherdev(0);
+	if (!ndev)
+		return -ENOMEM;
+	ndev->netdev_ops = &rsw_qt_netdev_ops;
+	eth_hw_addr_set(ndev, rsw_qt_mac);
+	strscpy(ndev->name, "rswqt%d", sizeof(ndev->name));
+	ret = register_netdev(ndev);
+	if (ret)
+		goto err_free;
+	rsw_qt.ndev = ndev;
+	ret = rsw_qt_attach();
+	if (ret)
+		goto err_unregister;
+	ret = rsw_qt_alloc_pds();
+	if (ret)
+		goto err_unregister;
+	return 0;
+
+err_unregister:
+	unregister_netdev(ndev);
+err_free:
+	free_netdev(ndev);
+	return ret;
+}
+
+static void rsw_qt_suite_exit(struct kunit_suite *suite)
+{
+	ib_dealloc_pd(rsw_qt.pd2);
+	ib_dealloc_pd(rsw_qt.pd);
+	unregister_netdev(rsw_qt.ndev);
+	free_netdev(rsw_qt.ndev);
+}
+
+/* -------------------------------------------------------------- fixtures */
+
+static void rsw_qt_destroy_cq(void *cq)
+{
+	ib_destroy_cq(cq);
+}
+
+static void rsw_qt_free_cq(void *cq)
+{
+	ib_free_cq(cq);
+}
+
+static void rsw_qt_destroy_qp(void *qp)
+{
+	ib_destroy_qp(qp);
+}
+
+static void rsw_qt_dereg_mr(void *mr)
+{
+	ib_dereg_mr(mr);
+}
+
+/* A CQ polled by the case itself (no handlers). */
+static struct ib_cq *rsw_qt_cq(struct kunit *test, int cqe)
+{
+	struct ib_cq_init_attr attr = { .cqe = cqe };
+	struct ib_cq *cq;
+
+	cq = ib_create_cq(rsw_qt.ibdev, NULL, NULL, NULL, &attr);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(cq), "ib_create_cq: %ld",
+			       PTR_ERR(cq));
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+			rsw_qt_destroy_cq, cq), 0);
+	return cq;
+}
+
+/* Attributes of a plain RC QP on @scq / @rcq. */
+static struct ib_qp_init_attr rsw_qt_attr(struct ib_cq *scq, struct ib_cq *rcq)
+{
+	return (struct ib_qp_init_attr) {
+		.send_cq = scq,
+		.recv_cq = rcq,
+		.qp_type = IB_QPT_RC,
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = {
+			.max_send_wr = 16, .max_recv_wr = 16,
+			.max_send_sge = 2, .max_recv_sge = 2,
+			.max_inline_data = 64,
+		},
+	};
+}
+
+static struct ib_qp *rsw_qt_qp_attr(struct kunit *test, struct ib_pd *pd,
+				    struct ib_qp_init_attr *attr)
+{
+	struct ib_qp *qp;
+
+	qp = ib_create_qp(pd, attr);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(qp), "ib_create_qp: %ld",
+			       PTR_ERR(qp));
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+			rsw_qt_destroy_qp, qp), 0);
+	return qp;
+}
+
+/* A QP with its own send and receive CQ of 64 entries each. */
+static struct ib_qp *rsw_qt_qp(struct kunit *test)
+{
+	struct ib_qp_init_attr attr;
+
+	attr = rsw_qt_attr(rsw_qt_cq(test, 64), rsw_qt_cq(test, 64));
+	return rsw_qt_qp_attr(test, rsw_qt.pd, &attr);
+}
+
+static int rsw_qt_modify(struct ib_qp *qp, enum ib_qp_state to)
+{
+	struct ib_qp_attr attr = { .qp_state = to };
+
+	return ib_modify_qp(qp, &attr, IB_QP_STATE);
+}
+
+static enum ib_qp_state rsw_qt_state(struct kunit *test, struct ib_qp *qp)
+{
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr attr;
+
+	KUNIT_ASSERT_EQ(test, ib_query_qp(qp, &attr, IB_QP_STATE, &init), 0);
+	return attr.qp_state;
+}
+
+/* Poll one entry; false if the CQ is empty. */
+static bool rsw_qt_poll(struct ib_cq *cq, struct ib_wc *wc)
+{
+	return ib_poll_cq(cq, 1, wc) == 1;
+}
+
+static void rsw_qt_expect_wc(struct kunit *test, struct ib_cq *cq, u64 wr_id,
+			     enum ib_wc_status status, enum ib_wc_opcode op)
+{
+	struct ib_wc wc;
+
+	KUNIT_ASSERT_TRUE_MSG(test, rsw_qt_poll(cq, &wc), "wr_id %llu", wr_id);
+	KUNIT_EXPECT_EQ(test, wc.wr_id, wr_id);
+	KUNIT_EXPECT_EQ(test, wc.status, status);
+	if (status == IB_WC_SUCCESS)
+		KUNIT_EXPECT_EQ(test, wc.opcode, op);
+}
+
+/* ---------------------------------------------------------------- create */
+
+struct rsw_qt_create_case {
+	const char *name;
+	void (*tweak)(struct ib_qp_init_attr *attr);
+	int ret;
+	u32 send_wr, recv_wr;		/* reported, if ret == 0 */
+};
+
+static struct ib_srq rsw_qt_fake_srq;
+
+static void rsw_qt_tw_none(struct ib_qp_init_attr *a)
+{
+}
+
+static void rsw_qt_tw_round(struct ib_qp_init_attr *a)
+{
+	a->cap.max_send_wr = 5;
+	a->cap.max_recv_wr = 100;
+}
+
+static void rsw_qt_tw_limits(struct ib_qp_init_attr *a)
+{
+	a->cap.max_send_wr = RSW_MAX_QP_WR;
+	a->cap.max_recv_wr = RSW_MAX_QP_WR;
+	a->cap.max_send_sge = RSW_MAX_SGE;
+	a->cap.max_recv_sge = RSW_MAX_SGE;
+	a->cap.max_inline_data = RSW_MAX_INLINE;
+}
+
+static void rsw_qt_tw_send_wr(struct ib_qp_init_attr *a)
+{
+	a->cap.max_send_wr = RSW_MAX_QP_WR + 1;
+}
+
+static void rsw_qt_tw_recv_wr(struct ib_qp_init_attr *a)
+{
+	a->cap.max_recv_wr = RSW_MAX_QP_WR + 1;
+}
+
+static void rsw_qt_tw_send_sge(struct ib_qp_init_attr *a)
+{
+	a->cap.max_send_sge = RSW_MAX_SGE + 1;
+}
+
+static void rsw_qt_tw_recv_sge(struct ib_qp_init_attr *a)
+{
+	a->cap.max_recv_sge = RSW_MAX_SGE + 1;
+}
+
+static void rsw_qt_tw_inline(struct ib_qp_init_attr *a)
+{
+	a->cap.max_inline_data = RSW_MAX_INLINE + 1;
+}
+
+static void rsw_qt_tw_ud(struct ib_qp_init_attr *a)
+{
+	a->qp_type = IB_QPT_UD;
+}
+
+static void rsw_qt_tw_srq(struct ib_qp_init_attr *a)
+{
+	a->srq = &rsw_qt_fake_srq;
+}
+
+static void rsw_qt_tw_no_scq(struct ib_qp_init_attr *a)
+{
+	a->send_cq = NULL;
+}
+
+static void rsw_qt_tw_no_rcq(struct ib_qp_init_attr *a)
+{
+	a->recv_cq = NULL;
+}
+
+static void rsw_qt_tw_sig(struct ib_qp_init_attr *a)
+{
+	a->sq_sig_type = 7;
+}
+
+static void rsw_qt_tw_flags(struct ib_qp_init_attr *a)
+{
+	a->create_flags = IB_QP_CREATE_INTEGRITY_EN;
+}
+
+static const struct rsw_qt_create_case rsw_qt_create_cases[] = {
+	{ "plain", rsw_qt_tw_none, 0, 16, 16 },
+	{ "rings rounded up to a power of two", rsw_qt_tw_round, 0, 8, 128 },
+	{ "every cap at its limit", rsw_qt_tw_limits, 0,
+	  RSW_MAX_QP_WR, RSW_MAX_QP_WR },
+	{ "max_send_wr over", rsw_qt_tw_send_wr, -EINVAL },
+	{ "max_recv_wr over", rsw_qt_tw_recv_wr, -EINVAL },
+	{ "max_send_sge over", rsw_qt_tw_send_sge, -EINVAL },
+	{ "max_recv_sge over", rsw_qt_tw_recv_sge, -EINVAL },
+	{ "max_inline_data over", rsw_qt_tw_inline, -EINVAL },
+	{ "UD refused", rsw_qt_tw_ud, -EOPNOTSUPP },
+	{ "SRQ refused", rsw_qt_tw_srq, -EOPNOTSUPP },
+	{ "no send CQ", rsw_qt_tw_no_scq, -EINVAL },
+	{ "no receive CQ", rsw_qt_tw_no_rcq, -EINVAL },
+	{ "bad sq_sig_type", rsw_qt_tw_sig, -EINVAL },
+	{ "create_flags refused", rsw_qt_tw_flags, -EOPNOTSUPP },
+};
+
+KUNIT_ARRAY_PARAM_DESC(rsw_qt_create, rsw_qt_create_cases, name);
+
+static void rsw_qt_create_caps(struct kunit *test)
+{
+	const struct rsw_qt_create_case *c = test->param_value;
+	struct ib_cq *cq = rsw_qt_cq(test, 16);
+	struct ib_qp_init_attr attr = rsw_qt_attr(cq, cq);
+	struct ib_qp *qp;
+
+	c->tweak(&attr);
+	qp = ib_create_qp(rsw_qt.pd, &attr);
+	if (c->ret) {
+		KUNIT_ASSERT_TRUE(test, IS_ERR(qp));
+		KUNIT_EXPECT_EQ(test, PTR_ERR(qp), (long)c->ret);
+		return;
+	}
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(qp), "%ld", PTR_ERR(qp));
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+			rsw_qt_destroy_qp, qp), 0);
+	KUNIT_EXPECT_EQ(test, attr.cap.max_send_wr, c->send_wr);
+	KUNIT_EXPECT_EQ(test, attr.cap.max_recv_wr, c->recv_wr);
+	KUNIT_EXPECT_NE(test, qp->qp_num, 0U);
+	KUNIT_EXPECT_EQ(test, rsw_qt_state(test, qp), IB_QPS_RESET);
+}
+
+/* ------------------------------------------------ state transition table */
+
+#define I RSW_QPS_IDLE
+#define R RSW_QPS_RTS
+#define C RSW_QPS_CLOSING
+#define T RSW_QPS_TERMINATE
+#define E RSW_QPS_ERROR
+#define X (-1)
+
+/*
+ * The whole table of record, written out: from each stream state to each
+ * ib_qp_state (RESET INIT RTR RTS SQD SQE ERR), the resulting state or X.
+ */
+static const int rsw_qt_trans_expect[RSW_QPS_COUNT][IB_QPS_ERR + 1] = {
+	/*              RESET INIT RTR RTS SQD SQE ERR */
+	[RSW_QPS_IDLE] = { I, I, I, R, X, X, E },
+	[RSW_QPS_RTS] = { X, X, X, R, C, T, E },
+	[RSW_QPS_CLOSING] = { I, I, I, X, C, T, E },
+	[RSW_QPS_TERMINATE] = { X, X, X, X, X, T, E },
+	[RSW_QPS_ERROR] = { I, X, X, X, X, X, E },
+};
+
+#undef I
+#undef R
+#undef C
+#undef T
+#undef E
+
+static const char *const rsw_qt_ib_names[] = {
+	"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR",
+};
+
+struct rsw_qt_trans_case {
+	enum rsw_qp_state from;
+	enum ib_qp_state to;
+};
+
+static const void *rsw_qt_trans_gen(const void *prev, char *desc)
+{
+	static struct rsw_qt_trans_case c;
+	int n;
+
+	n = prev ? c.from * (IB_QPS_ERR + 1) + c.to + 1 : 0;
+	if (n >= RSW_QPS_COUNT * (IB_QPS_ERR + 1))
+		return NULL;
+	c.from = n / (IB_QPS_ERR + 1);
+	c.to = n % (IB_QPS_ERR + 1);
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s to %s %s",
+		 rsw_qp_state_name(c.from), rsw_qt_ib_names[c.to],
+		 rsw_qt_trans_expect[c.from][c.to] == X ? "refused" : "allowed");
+	return &c;
+}
+
+static void rsw_qt_transition(struct kunit *test)
+{
+	const struct rsw_qt_trans_case *c = test->param_value;
+	int want = rsw_qt_trans_expect[c->from][c->to];
+	enum rsw_qp_state next = RSW_QPS_COUNT;
+	int ret;
+
+	ret = rsw_qp_transition(c->from, c->to, &next);
+	if (want == X) {
+		KUNIT_EXPECT_EQ(test, ret, -EINVAL);
+		return;
+	}
+	KUNIT_EXPECT_EQ(test, ret, 0);
+	KUNIT_EXPECT_STREQ(test, rsw_qp_state_name(next),
+			   rsw_qp_state_name(want));
+}
+
+#undef X
+
+/* ----------------------------------------------- modify_qp via ib_core */
+
+struct rsw_qt_step {
+	enum ib_qp_state to;
+	int ret;
+	enum ib_qp_state then;		/* queried state afterwards */
+};
+
+struct rsw_qt_modify_case {
+	const char *name;
+	struct rsw_qt_step step[4];
+	int n;
+};
+
+static const struct rsw_qt_modify_case rsw_qt_modify_cases[] = {
+	{ "RESET INIT RTR stay IDLE and report what was set",
+	  { { IB_QPS_INIT, 0, IB_QPS_INIT }, { IB_QPS_RTR, 0, IB_QPS_RTR },
+	    { IB_QPS_RESET, 0, IB_QPS_RESET } }, 3 },
+	{ "RTS without a stream is refused",
+	  { { IB_QPS_INIT, 0, IB_QPS_INIT },
+	    { IB_QPS_RTS, -ENOTCONN, IB_QPS_INIT } }, 2 },
+	{ "SQD and SQE from IDLE refused",
+	  { { IB_QPS_SQD, -EINVAL, IB_QPS_RESET },
+	    { IB_QPS_SQE, -EINVAL, IB_QPS_RESET } }, 2 },
+	{ "ERR is sticky but for RESET",
+	  { { IB_QPS_ERR, 0, IB_QPS_ERR }, { IB_QPS_ERR, 0, IB_QPS_ERR },
+	    { IB_QPS_INIT, -EINVAL, IB_QPS_ERR },
+	    { IB_QPS_RESET, 0, IB_QPS_RESET } }, 4 },
+};
+
+KUNIT_ARRAY_PARAM_DESC(rsw_qt_modify, rsw_qt_modify_cases, name);
+
+static void rsw_qt_modify_states(struct kunit *test)
+{
+	const struct rsw_qt_modify_case *c = test->param_value;
+	struct ib_qp *qp = rsw_qt_qp(test);
+	int i;
+
+	for (i = 0; i < c->n; i++) {
+		KUNIT_EXPECT_EQ_MSG(test, rsw_qt_modify(qp, c->step[i].to),
+				    c->step[i].ret, "step %d", i);
+		KUNIT_EXPECT_EQ_MSG(test, rsw_qt_state(test, qp),
+				    c->step[i].then, "step %d", i);
+	}
+}
+
+/* IRD/ORD up to RSW_MAX_RD_ATOM are kept; more is refused. */
+static void rsw_qt_modify_rd_atomic(struct kunit *test)
+{
+	struct ib_qp *qp = rsw_qt_qp(test);
+	int mask = IB_QP_MAX_QP_RD_ATOMIC | IB_QP_MAX_DEST_RD_ATOMIC;
+	struct ib_qp_attr attr = {
+		.max_rd_atomic = RSW_MAX_RD_ATOM,
+		.max_dest_rd_atomic = RSW_MAX_RD_ATOM,
+	};
+	struct ib_qp_init_attr init;
+
+	KUNIT_EXPECT_EQ(test, ib_modify_qp(qp, &attr, mask), 0);
+	attr.max_rd_atomic = RSW_MAX_RD_ATOM + 1;
+	KUNIT_EXPECT_EQ(test, ib_modify_qp(qp, &attr, mask), -EINVAL);
+	memset(&attr, 0, sizeof(attr));
+	KUNIT_ASSERT_EQ(test, ib_query_qp(qp, &attr, mask, &init), 0);
+	KUNIT_EXPECT_EQ(test, attr.max_rd_atomic, RSW_MAX_RD_ATOM);
+	KUNIT_EXPECT_EQ(test, attr.max_dest_rd_atomic, RSW_MAX_RD_ATOM);
+	KUNIT_EXPECT_EQ(test, init.cap.max_send_sge, 2U);
+	KUNIT_EXPECT_EQ(test, init.cap.max_inline_data, 64U);
+}
+
+/* ------------------------------------------------------ post validation */
+
+static u8 rsw_qt_buf[128];
+
+/* Three WRs; the middle one is made bad by the case. */
+struct rsw_qt_send {
+	struct ib_rdma_wr wr[3];
+	struct ib_reg_wr reg;
+	struct ib_sge good;		/* of the good WRs */
+	struct ib_sge sge[RSW_MAX_SGE + 1];	/* of the middle one */
+};
+
+struct rsw_qt_send_case {
+	const char *name;
+	void (*spoil)(struct rsw_qt_send *s);
+	int ret;
+};
+
+static void rsw_qt_sp_imm(struct rsw_qt_send *s)
+{
+	s->wr[1].wr.opcode = IB_WR_SEND_WITH_IMM;
+}
+
+static void rsw_qt_sp_write_imm(struct rsw_qt_send *s)
+{
+	s->wr[1].wr.opcode = IB_WR_RDMA_WRITE_WITH_IMM;
+}
+
+static void rsw_qt_sp_atomic(struct rsw_qt_send *s)
+{
+	s->wr[1].wr.opcode = IB_WR_ATOMIC_CMP_AND_SWP;
+}
+
+static void rsw_qt_sp_sges(struct rsw_qt_send *s)
+{
+	s->wr[1].wr.num_sge = 3;	/* the QP has max_send_sge 2 */
+}
+
+static void rsw_qt_sp_length(struct rsw_qt_send *s)
+{
+	s->sge[0].length = 1U << 31;
+	s->sge[1].length = 1;
+	s->sge[1].lkey = s->sge[0].lkey;
+	s->wr[1].wr.num_sge = 2;
+}
+
+static void rsw_qt_sp_lkey(struct rsw_qt_send *s)
+{
+	s->sge[0].lkey = 0x000000ab;	/* index 0 never exists */
+}
+
+static void rsw_qt_sp_inline(struct rsw_qt_send *s)
+{
+	s->sge[0].addr = (uintptr_t)rsw_qt_buf;
+	s->sge[0].length = 65;		/* the QP has max_inline_data 64 */
+	s->wr[1].wr.send_flags = IB_SEND_INLINE;
+}
+
+static void rsw_qt_sp_reg_null(struct rsw_qt_send *s)
+{
+	s->reg.wr.opcode = IB_WR_REG_MR;
+	s->reg.wr.wr_id = 2;
+	s->reg.wr.next = &s->wr[2].wr;
+	s->reg.mr = NULL;
+	s->wr[0].wr.next = &s->reg.wr;
+}
+
+static void rsw_qt_sp_inv_stag(struct rsw_qt_send *s)
+{
+	s->wr[1].wr.opcode = IB_WR_LOCAL_INV;
+	s->wr[1].wr.num_sge = 0;
+	s->wr[1].wr.ex.invalidate_rkey = 0x12;
+}
+
+static void rsw_qt_sp_inv_sges(struct rsw_qt_send *s)
+{
+	s->wr[1].wr.opcode = IB_WR_LOCAL_INV;
+	s->wr[1].wr.ex.invalidate_rkey = s->sge[0].lkey;
+}
+
+static const struct rsw_qt_send_case rsw_qt_send_cases[] = {
+	{ "SEND_WITH_IMM refused (no RFC 7306 yet)", rsw_qt_sp_imm, -EINVAL },
+	{ "RDMA_WRITE_WITH_IMM refused", rsw_qt_sp_write_imm, -EINVAL },
+	{ "atomics refused", rsw_qt_sp_atomic, -EINVAL },
+	{ "more SGEs than max_send_sge", rsw_qt_sp_sges, -EINVAL },
+	{ "total length over 2^31", rsw_qt_sp_length, -EINVAL },
+	{ "lkey with index 0", rsw_qt_sp_lkey, -EINVAL },
+	{ "inline over max_inline_data", rsw_qt_sp_inline, -EINVAL },
+	{ "REG_MR without an MR", rsw_qt_sp_reg_null, -EINVAL },
+	{ "LOCAL_INV of STag index 0", rsw_qt_sp_inv_stag, -EINVAL },
+	{ "LOCAL_INV with SGEs", rsw_qt_sp_inv_sges, -EINVAL },
+};
+
+KUNIT_ARRAY_PARAM_DESC(rsw_qt_send, rsw_qt_send_cases, name);
+
+static void rsw_qt_send_init(struct rsw_qt_send *s, u32 lkey)
+{
+	int i;
+
+	memset(s, 0, sizeof(*s));
+	s->good.addr = (uintptr_t)rsw_qt_buf;
+	s->good.length = 8;
+	s->good.lkey = lkey;
+	for (i = 0; i < ARRAY_SIZE(s->sge); i++) {
+		s->sge[i].addr = (uintptr_t)rsw_qt_buf;
+		s->sge[i].length = 8;
+		s->sge[i].lkey = lkey;
+	}
+	for (i = 0; i < 3; i++) {
+		s->wr[i].wr.wr_id = i + 1;
+		s->wr[i].wr.opcode = IB_WR_SEND;
+		s->wr[i].wr.sg_list = i == 1 ? s->sge : &s->good;
+		s->wr[i].wr.num_sge = 1;
+		s->wr[i].wr.send_flags = IB_SEND_SIGNALED;
+		if (i < 2)
+			s->wr[i].wr.next = &s->wr[i + 1].wr;
+	}
+}
+
+/* Flush the QP and count what its send CQ reports; wr_ids in @ids. */
+static int rsw_qt_flush_count(struct kunit *test, struct ib_qp *qp,
+			      struct ib_cq *cq, u64 *ids, int max)
+{
+	struct ib_wc wc;
+	int n = 0;
+
+	KUNIT_EXPECT_EQ(test, rsw_qt_modify(qp, IB_QPS_ERR), 0);
+	while (rsw_qt_poll(cq, &wc)) {
+		KUNIT_EXPECT_EQ(test, wc.status, IB_WC_WR_FLUSH_ERR);
+		KUNIT_EXPECT_PTR_EQ(test, wc.qp, qp);
+		if (n < max)
+			ids[n] = wc.wr_id;
+		n++;
+	}
+	return n;
+}
+
+static void rsw_qt_post_send_bad(struct kunit *test)
+{
+	const struct rsw_qt_send_case *c = test->param_value;
+	struct ib_cq *cq = rsw_qt_cq(test, 64);
+	struct ib_qp_init_attr attr = rsw_qt_attr(cq, cq);
+	struct ib_qp *qp = rsw_qt_qp_attr(test, rsw_qt.pd, &attr);
+	const struct ib_send_wr *bad = NULL, *want;
+	struct rsw_qt_send *s;
+	u64 ids[4];
+
+	s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	rsw_qt_send_init(s, rsw_qt.pd->local_dma_lkey);
+	c->spoil(s);
+	want = s->wr[0].wr.next;
+	KUNIT_EXPECT_EQ(test, ib_post_send(qp, &s->wr[0].wr, &bad), c->ret);
+	KUNIT_EXPECT_PTR_EQ(test, bad, want);
+	/* Exactly the WR before the bad one was queued. */
+	KUNIT_EXPECT_EQ(test, rsw_qt_flush_count(test, qp, cq, ids, 4), 1);
+	KUNIT_EXPECT_EQ(test, ids[0], 1ULL);
+}
+
+/* The good chain itself, and a zero-length Write (as ib_drain_sq posts). */
+static void rsw_qt_post_send_good(struct kunit *test)
+{
+	struct ib_cq *cq = rsw_qt_cq(test, 64);
+	struct ib_qp_init_attr attr = rsw_qt_attr(cq, cq);
+	struct ib_qp *qp = rsw_qt_qp_attr(test, rsw_qt.pd, &attr);
+	const struct ib_send_wr *bad = NULL;
+	struct ib_rdma_wr zw = { .wr = { .wr_id = 4, .opcode = IB_WR_RDMA_WRITE } };
+	struct rsw_qt_send *s;
+	u64 ids[8];
+	int i;
+
+	s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	rsw_qt_send_init(s, rsw_qt.pd->local_dma_lkey);
+	s->wr[2].wr.next = &zw.wr;
+	KUNIT_EXPECT_EQ(test, ib_post_send(qp, &s->wr[0].wr, &bad), 0);
+	KUNIT_EXPECT_NULL(test, bad);
+	KUNIT_ASSERT_EQ(test, rsw_qt_flush_count(test, qp, cq, ids, 8), 4);
+	for (i = 0; i < 4; i++)
+		KUNIT_EXPECT_EQ(test, ids[i], (u64)i + 1);
+}
+
+/* Inline data is copied at post time: the buffer may change afterwards. */
+static void rsw_qt_post_send_inline_copied(struct kunit *test)
+{
+	struct ib_qp *qp = rsw_qt_qp(test);
+	struct rsw_qp *rqp = to_rsw_qp(qp);
+	u8 data[64];
+	struct ib_sge sge = { .addr = (uintptr_t)data, .length = sizeof(data) };
+	struct ib_send_wr wr = {
+		.opcode = IB_WR_SEND, .sg_list = &sge, .num_sge = 1,
+		.send_flags = IB_SEND_INLINE | IB_SEND_SIGNALED,
+	};
+	struct rdmap_sw_sqe *sqe;
+	u32 idx;
+
+	memset(data, 0xa5, sizeof(data));
+	KUNIT_ASSERT_EQ(test, ib_post_send(qp, &wr, NULL), 0);
+	memset(data, 0, sizeof(data));
+	sqe = kunit_kzalloc(test, sizeof(*sqe), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, sqe);
+	KUNIT_ASSERT_EQ(test, rsw_qp_sq_take(rqp, sqe, &idx), RSW_SQ_WIRE);
+	KUNIT_EXPECT_TRUE(test, sqe->flags & RDMAP_SW_SQE_INLINE);
+	KUNIT_EXPECT_EQ(test, sqe->length, 64U);
+	KUNIT_EXPECT_EQ(test, sqe->num_sge, 0);
+	KUNIT_EXPECT_EQ(test, sqe->inline_data[0], 0xa5);
+	KUNIT_EXPECT_EQ(test, sqe->inline_data[63], 0xa5);
+	rsw_qp_sq_complete(rqp, idx, RDMAP_SW_WC_SUCCESS, 64);
+}
+
+struct rsw_qt_recv_case {
+	const char *name;
+	int num_sge;
+	u32 length;
+	u32 lkey_index;
+};
+
+static const struct rsw_qt_recv_case rsw_qt_recv_cases[] = {
+	{ "more SGEs than max_recv_sge", 3, 8, 1 },
+	{ "total length over 2^31", 2, 1U << 31, 1 },
+	{ "lkey with index 0", 1, 8, 0 },
+};
+
+KUNIT_ARRAY_PARAM_DESC(rsw_qt_recv, rsw_qt_recv_cases, name);
+
+static void rsw_qt_post_recv_bad(struct kunit *test)
+{
+	const struct rsw_qt_recv_case *c = test->param_value;
+	struct ib_cq *scq = rsw_qt_cq(test, 16), *rcq = rsw_qt_cq(test, 16);
+	struct ib_qp_init_attr attr = rsw_qt_attr(scq, rcq);
+	struct ib_qp *qp = rsw_qt_qp_attr(test, rsw_qt.pd, &attr);
+	u32 lkey = rsw_qt.pd->local_dma_lkey;
+	struct ib_sge good = { .addr = (uintptr_t)rsw_qt_buf, .length = 8,
+			       .lkey = lkey };
+	struct ib_sge sge[3];
+	struct ib_recv_wr wr[3] = {};
+	const struct ib_recv_wr *bad = NULL;
+	u64 ids[4];
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		sge[i] = good;
+		wr[i].wr_id = i + 1;
+		wr[i].sg_list = i == 1 ? sge : &good;
+		wr[i].num_sge = i == 1 ? c->num_sge : 1;
+		if (i < 2)
+			wr[i].next = &wr[i + 1];
+	}
+	sge[0].length = c->length;
+	sge[1].length = c->length;
+	if (!c->lkey_index)
+		sge[0].lkey = rsw_stag_key(lkey);
+	KUNIT_EXPECT_EQ(test, ib_post_recv(qp, wr, &bad), -EINVAL);
+	KUNIT_EXPECT_PTR_EQ(test, bad, (const struct ib_recv_wr *)&wr[1]);
+	KUNIT_EXPECT_EQ(test, rsw_qt_flush_count(test, qp, rcq, ids, 4), 1);
+	KUNIT_EXPECT_EQ(test, ids[0], 1ULL);
+}
+
+/* A full SQ or RQ refuses the first WR that does not fit with -ENOMEM. */
+static void rsw_qt_queue_full(struct kunit *test)
+{
+	struct ib_cq *cq = rsw_qt_cq(test, 64);
+	struct ib_qp_init_attr attr = rsw_qt_attr(cq, cq);
+	struct ib_send_wr swr[6] = {};
+	struct ib_recv_wr rwr[6] = {};
+	const struct ib_send_wr *sbad = NULL;
+	const struct ib_recv_wr *rbad = NULL;
+	struct ib_qp *qp;
+	int i;
+
+	attr.cap.max_send_wr = 4;
+	attr.cap.max_recv_wr = 4;
+	qp = rsw_qt_qp_attr(test, rsw_qt.pd, &attr);
+	KUNIT_ASSERT_EQ(test, attr.cap.max_send_wr, 4U);
+	for (i = 0; i < 6; i++) {
+		swr[i].wr_id = i;
+		swr[i].opcode = IB_WR_SEND;
+		swr[i].next = i < 5 ? &swr[i + 1] : NULL;
+		rwr[i].wr_id = i;
+		rwr[i].next = i < 5 ? &rwr[i + 1] : NULL;
+	}
+	KUNIT_EXPECT_EQ(test, ib_post_send(qp, swr, &sbad), -ENOMEM);
+	KUNIT_EXPECT_PTR_EQ(test, sbad, (const struct ib_send_wr *)&swr[4]);
+	KUNIT_EXPECT_EQ(test, ib_post_recv(qp, rwr, &rbad), -ENOMEM);
+	KUNIT_EXPECT_PTR_EQ(test, rbad, (const struct ib_recv_wr *)&rwr[4]);
+}
+
+/* ----------------------------------------------------------------- flush */
+
+/*
+ * Moving to ERR flushes every posted WR, signaled or not, in order, with
+ * its wr_id and opcode; WRs posted in ERR complete flushed at once.
+ */
+static void rsw_qt_flush_order(struct kunit *test)
+{
+	static const struct {
+		enum ib_wr_opcode op;
+		enum ib_wc_opcode wc;
+	} ops[] = {
+		{ IB_WR_SEND, IB_WC_SEND },
+		{ IB_WR_RDMA_WRITE, IB_WC_RDMA_WRITE },
+		{ IB_WR_RDMA_READ, IB_WC_RDMA_READ },
+		{ IB_WR_SEND_WITH_INV, IB_WC_SEND },
+		{ IB_WR_LOCAL_INV, IB_WC_LOCAL_INV },
+	};
+	struct ib_cq *scq = rsw_qt_cq(test, 64), *rcq = rsw_qt_cq(test, 64);
+	struct ib_qp_init_attr attr = rsw_qt_attr(scq, rcq);
+	struct ib_qp *qp = rsw_qt_qp_attr(test, rsw_qt.pd, &attr);
+	struct ib_rdma_wr swr = {};
+	struct ib_recv_wr rwr = {};
+	struct ib_wc wc;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(ops); i++) {
+		swr.wr.wr_id = 100 + i;
+		swr.wr.opcode = ops[i].op;
+		swr.wr.ex.invalidate_rkey = rsw_qt.pd->local_dma_lkey;
+		swr.wr.send_flags = i & 1 ? IB_SEND_SIGNALED : 0;
+		KUNIT_ASSERT_EQ(test, ib_post_send(qp, &swr.wr, NULL), 0);
+		rwr.wr_id = 200 + i;
+		KUNIT_ASSERT_EQ(test, ib_post_recv(qp, &rwr, NULL), 0);
+	}
+	KUNIT_EXPECT_FALSE(test, rsw_qt_poll(scq, &wc));
+	KUNIT_ASSERT_EQ(test, rsw_qt_modify(qp, IB_QPS_ERR), 0);
+	for (i = 0; i < ARRAY_SIZE(ops); i++) {
+		KUNIT_ASSERT_TRUE(test, rsw_qt_poll(scq, &wc));
+		KUNIT_EXPECT_EQ(test, wc.wr_id, 100ULL + i);
+		KUNIT_EXPECT_EQ(test, wc.status, IB_WC_WR_FLUSH_ERR);
+		KUNIT_EXPECT_EQ(test, wc.opcode, ops[i].wc);
+		KUNIT_EXPECT_PTR_EQ(test, wc.qp, qp);
+		KUNIT_ASSERT_TRUE(test, rsw_qt_poll(rcq, &wc));
+		KUNIT_EXPECT_EQ(test, wc.wr_id, 200ULL + i);
+		KUNIT_EXPECT_EQ(test, wc.status, IB_WC_WR_FLUSH_ERR);
+		KUNIT_EXPECT_EQ(test, wc.opcode, IB_WC_RECV);
+	}
+	KUNIT_EXPECT_FALSE(test, rsw_qt_poll(scq, &wc));
+	KUNIT_EXPECT_FALSE(test, rsw_qt_poll(rcq, &wc));
+
+	swr.wr.wr_id = 300;
+	swr.wr.opcode = IB_WR_SEND;
+	KUNIT_ASSERT_EQ(test, ib_post_send(qp, &swr.wr, NULL), 0);
+	KUNIT_ASSERT_TRUE(test, rsw_qt_poll(scq, &wc));
+	KUNIT_EXPECT_EQ(test, wc.wr_id, 300ULL);
+	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_WR_FLUSH_ERR);
+}
+
+/*
+ * ERR while TX holds a WQE: what was posted after it is flushed only once
+ * TX finishes it, so completions stay in order; RESET waits for it too.
+ */
+static void rsw_qt_flush_behind_taken(struct kunit *test)
+{
+	struct ib_cq *cq = rsw_qt_cq(test, 64);
+	struct ib_qp_init_attr attr = rsw_qt_attr(cq, cq);
+	struct ib_qp *qp = rsw_qt_qp_attr(test, rsw_qt.pd, &attr);
+	struct ib_send_wr wr[2] = {
+		{ .wr_id = 1, .opcode = IB_WR_SEND, .next = &wr[1] },
+		{ .wr_id = 2, .opcode = IB_WR_SEND },
+	};
+	struct rdmap_sw_sqe *sqe;
+	struct ib_wc wc;
+	u32 idx;
+
+	sqe = kunit_kzalloc(test, sizeof(*sqe), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, sqe);
+	KUNIT_ASSERT_EQ(test, ib_post_send(qp, wr, NULL), 0);
+	KUNIT_ASSERT_EQ(test, rsw_qp_sq_take(to_rsw_qp(qp), sqe, &idx),
+			RSW_SQ_WIRE);
+	KUNIT_ASSERT_EQ(test, rsw_qt_modify(qp, IB_QPS_ERR), 0);
+	KUNIT_EXPECT_FALSE(test, rsw_qt_poll(cq, &wc));
+	KUNIT_EXPECT_EQ(test, rsw_qt_modify(qp, IB_QPS_RESET), -EINVAL);
+	KUNIT_EXPECT_EQ(test, rsw_qp_sq_take(to_rsw_qp(qp), sqe, &idx),
+			RSW_SQ_EMPTY);
+	rsw_qp_sq_complete(to_rsw_qp(qp), idx, RDMAP_SW_WC_WR_FLUSH_ERR, 0);
+	rsw_qt_expect_wc(test, cq, 1, IB_WC_WR_FLUSH_ERR, IB_WC_SEND);
+	rsw_qt_expect_wc(test, cq, 2, IB_WC_WR_FLUSH_ERR, IB_WC_SEND);
+	KUNIT_EXPECT_EQ(test, rsw_qt_modify(qp, IB_QPS_RESET), 0);
+}
+
+/* RX takes a receive and completes it as a Send with Invalidate. */
+static void rsw_qt_rq_take_complete(struct kunit *test)
+{
+	struct ib_cq *scq = rsw_qt_cq(test, 16), *rcq = rsw_qt_cq(test, 16);
+	struct ib_qp_init_attr attr = rsw_qt_attr(scq, rcq);
+	struct ib_qp *qp = rsw_qt_qp_attr(test, rsw_qt.pd, &attr);
+	struct ib_sge sge = { .addr = (uintptr_t)rsw_qt_buf, .length = 100,
+			      .lkey = rsw_qt.pd->local_dma_lkey };
+	struct ib_recv_wr wr = { .wr_id = 9, .sg_list = &sge, .num_sge = 1 };
+	struct rsw_rq_result res = {
+		.status = RDMAP_SW_WC_SUCCESS, .byte_len = 42,
+		.cqe_flags = RDMAP_SW_CQE_WITH_INV, .ex_data = 0x1234,
+	};
+	struct rdmap_sw_rqe *rqe;
+	struct ib_wc wc;
+	u32 idx;
+
+	rqe = kunit_kzalloc(test, sizeof(*rqe), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, rqe);
+	KUNIT_ASSERT_EQ(test, ib_post_recv(qp, &wr, NULL), 0);
+	KUNIT_ASSERT_TRUE(test, rsw_qp_rq_take(to_rsw_qp(qp), rqe, &idx));
+	KUNIT_EXPECT_EQ(test, rqe->wr_id, 9ULL);
+	KUNIT_EXPECT_EQ(test, rqe->num_sge, 1);
+	KUNIT_EXPECT_EQ(test, rqe->length, 100U);
+	KUNIT_EXPECT_EQ(test, rqe->sge[0].lkey, sge.lkey);
+	KUNIT_EXPECT_FALSE(test, rsw_qp_rq_take(to_rsw_qp(qp), rqe, &idx));
+	rsw_qp_rq_complete(to_rsw_qp(qp), idx, &res);
+	KUNIT_ASSERT_TRUE(test, rsw_qt_poll(rcq, &wc));
+	KUNIT_EXPECT_EQ(test, wc.wr_id, 9ULL);
+	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, wc.opcode, IB_WC_RECV);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, 42U);
+	KUNIT_EXPECT_TRUE(test, wc.wc_flags & IB_WC_WITH_INVALIDATE);
+	KUNIT_EXPECT_EQ(test, wc.ex.invalidate_rkey, 0x1234U);
+	KUNIT_EXPECT_FALSE(test, rsw_qt_poll(scq, &wc));
+}
+
+/* ----------------------------------------------------------------- drain */
+
+struct rsw_qt_cqe {
+	struct ib_cqe cqe;
+	atomic_t *count;
+};
+
+static void rsw_qt_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rsw_qt_cqe *c = container_of(wc->wr_cqe, struct rsw_qt_cqe, cqe);
+
+	if (wc->status == IB_WC_WR_FLUSH_ERR)
+		atomic_inc(c->count);
+}
+
+struct rsw_qt_drain_case {
+	const char *name;
+	enum ib_poll_context poll;
+};
+
+static const struct rsw_qt_drain_case rsw_qt_drain_cases[] = {
+	{ "IB_POLL_DIRECT", IB_POLL_DIRECT },
+	{ "IB_POLL_SOFTIRQ", IB_POLL_SOFTIRQ },
+	{ "IB_POLL_WORKQUEUE", IB_POLL_WORKQUEUE },
+};
+
+KUNIT_ARRAY_PARAM_DESC(rsw_qt_drain, rsw_qt_drain_cases, name);
+
+/* ib_drain_qp() returns, after every earlier WR was flushed, on any CQ. */
+static void rsw_qt_drain_qp(struct kunit *test)
+{
+	const struct rsw_qt_drain_case *c = test->param_value;
+	struct ib_cq *scq, *rcq;
+	struct ib_qp_init_attr attr;
+	struct rsw_qt_cqe sc, rc;
+	atomic_t count = ATOMIC_INIT(0);
+	struct ib_send_wr swr = { .opcode = IB_WR_SEND, .wr_cqe = &sc.cqe };
+	struct ib_recv_wr rwr = { .wr_cqe = &rc.cqe };
+	struct ib_qp *qp;
+	int i;
+
+	scq = ib_alloc_cq(rsw_qt.ibdev, NULL, 32, 0, c->poll);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(scq));
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+			rsw_qt_free_cq, scq), 0);
+	rcq = ib_alloc_cq(rsw_qt.ibdev, NULL, 32, 0, c->poll);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(rcq));
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+			rsw_qt_free_cq, rcq), 0);
+	attr = rsw_qt_attr(scq, rcq);
+	qp = rsw_qt_qp_attr(test, rsw_qt.pd, &attr);
+
+	sc.cqe.done = rsw_qt_done;
+	sc.count = &count;
+	rc = sc;
+	KUNIT_ASSERT_EQ(test, rsw_qt_modify(qp, IB_QPS_INIT), 0);
+	for (i = 0; i < 3; i++) {
+		KUNIT_ASSERT_EQ(test, ib_post_send(qp, &swr, NULL), 0);
+		KUNIT_ASSERT_EQ(test, ib_post_recv(qp, &rwr, NULL), 0);
+	}
+	ib_drain_qp(qp);
+	KUNIT_EXPECT_EQ(test, atomic_read(&count), 6);
+	KUNIT_EXPECT_EQ(test, rsw_qt_state(test, qp), IB_QPS_ERR);
+}
+
+/* --------------------------------------------------------------- destroy */
+
+/*
+ * Destroying a QP with WRs posted and flushed entries not yet polled
+ * frees its rings (kmemleak checks) and leaves nothing of it on the CQ.
+ */
+static void rsw_qt_destroy_posted(struct kunit *test)
+{
+	struct ib_cq *cq = rsw_qt_cq(test, 64);
+	struct ib_qp_init_attr attr = rsw_qt_attr(cq, cq);
+	struct ib_send_wr swr = { .opcode = IB_WR_SEND };
+	struct ib_recv_wr rwr = {};
+	struct ib_qp *qp, *other;
+	struct ib_wc wc;
+	int i;
+
+	qp = ib_create_qp(rsw_qt.pd, &attr);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(qp));
+	other = rsw_qt_qp_attr(test, rsw_qt.pd, &attr);
+	for (i = 0; i < 8; i++) {
+		KUNIT_ASSERT_EQ(test, ib_post_send(qp, &swr, NULL), 0);
+		KUNIT_ASSERT_EQ(test, ib_post_recv(qp, &rwr, NULL), 0);
+	}
+	KUNIT_ASSERT_EQ(test, rsw_qt_modify(qp, IB_QPS_ERR), 0);
+	/* More after the flush, still queued in the rings. */
+	KUNIT_ASSERT_EQ(test, rsw_qt_modify(qp, IB_QPS_RESET), 0);
+	for (i = 0; i < 8; i++) {
+		KUNIT_ASSERT_EQ(test, ib_post_send(qp, &swr, NULL), 0);
+		KUNIT_ASSERT_EQ(test, ib_post_recv(qp, &rwr, NULL), 0);
+	}
+	swr.wr_id = 77;
+	KUNIT_ASSERT_EQ(test, ib_post_send(other, &swr, NULL), 0);
+	KUNIT_ASSERT_EQ(test, rsw_qt_modify(other, IB_QPS_ERR), 0);
+	KUNIT_EXPECT_EQ(test, ib_destroy_qp(qp), 0);
+	/* Only the other QP's entry is left. */
+	KUNIT_ASSERT_TRUE(test, rsw_qt_poll(cq, &wc));
+	KUNIT_EXPECT_EQ(test, wc.wr_id, 77ULL);
+	KUNIT_EXPECT_PTR_EQ(test, wc.qp, other);
+	KUNIT_EXPECT_FALSE(test, rsw_qt_poll(cq, &wc));
+}
+
+/* A QP held by a CM/TX reference stays until it is dropped. */
+static void rsw_qt_lookup_ref(struct kunit *test)
+{
+	struct ib_qp *qp = rsw_qt_qp(test);
+	struct rsw_device *rsw = to_rsw_dev(rsw_qt.ibdev);
+	struct rsw_qp *held;
+
+	held = rsw_qp_lookup(rsw, qp->qp_num);
+	KUNIT_ASSERT_PTR_EQ(test, held, to_rsw_qp(qp));
+	KUNIT_EXPECT_EQ(test, refcount_read(&held->ref), 2U);
+	rsw_qp_put(held);
+	KUNIT_EXPECT_NULL(test, rsw_qp_lookup(rsw, qp->qp_num + 1000000));
+}
+
+struct rsw_qt_destroyer {
+	struct work_struct work;
+	struct ib_qp *qp;
+	struct completion done;
+};
+
+static void rsw_qt_destroy_work(struct work_struct *work)
+{
+	struct rsw_qt_destroyer *d = container_of(work, typeof(*d), work);
+
+	ib_destroy_qp(d->qp);
+	complete(&d->done);
+}
+
+/*
+ * destroy_qp waits for a CM/TX holder: while it waits the QP refuses
+ * posts, and it returns only after the holder's put.
+ */
+static void rsw_qt_destroy_waits_for_holder(struct kunit *test)
+{
+	struct ib_cq *cq = rsw_qt_cq(test, 16);
+	struct ib_qp_init_attr attr = rsw_qt_attr(cq, cq);
+	struct ib_send_wr wr = { .opcode = IB_WR_SEND };
+	struct rsw_qt_destroyer d = {};
+	unsigned long deadline;
+	struct rsw_qp *held;
+
+	d.qp = ib_create_qp(rsw_qt.pd, &attr);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(d.qp));
+	held = rsw_qp_lookup(to_rsw_dev(rsw_qt.ibdev), d.qp->qp_num);
+	KUNIT_ASSERT_PTR_EQ(test, held, to_rsw_qp(d.qp));
+	init_completion(&d.done);
+	INIT_WORK_ONSTACK(&d.work, rsw_qt_destroy_work);
+	schedule_work(&d.work);
+
+	/* The lookup reference keeps the QP: wait until it is marked dead. */
+	deadline = jiffies + 10 * HZ;
+	while (!READ_ONCE(held->dead) && time_before(jiffies, deadline))
+		usleep_range(1000, 2000);
+	KUNIT_EXPECT_TRUE(test, READ_ONCE(held->dead));
+	KUNIT_EXPECT_EQ(test, ib_post_send(d.qp, &wr, NULL), -EINVAL);
+	KUNIT_EXPECT_NULL(test, rsw_qp_lookup(to_rsw_dev(rsw_qt.ibdev),
+					      d.qp->qp_num));
+	KUNIT_EXPECT_FALSE(test, completion_done(&d.done));
+	rsw_qp_put(held);
+	KUNIT_EXPECT_TRUE(test, wait_for_completion_timeout(&d.done, 10 * HZ));
+	flush_work(&d.work);
+	destroy_work_on_stack(&d.work);
+}
+
+/* ------------------------------------------------- processing: local ops */
+
+/* A fast-reg MR of @pd mapped over one page. */
+static struct ib_mr *rsw_qt_frmr(struct kunit *test, struct ib_pd *pd)
+{
+	struct scatterlist sg;
+	struct ib_mr *mr;
+	void *buf;
+
+	buf = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	mr = ib_alloc_mr(pd, IB_MR_TYPE_MEM_REG, 4);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(mr));
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+			rsw_qt_dereg_mr, mr), 0);
+	sg_init_one(&sg, buf, PAGE_SIZE);
+	KUNIT_ASSERT_EQ(test, ib_dma_map_sg(rsw_qt.ibdev, &sg, 1,
+					    DMA_BIDIRECTIONAL), 1);
+	KUNIT_ASSERT_EQ(test, ib_map_mr_sg(mr, &sg, 1, NULL, PAGE_SIZE), 1);
+	return mr;
+}
+
+static void rsw_qt_post_reg(struct kunit *test, struct ib_qp *qp,
+			    struct ib_mr *mr, u64 wr_id)
+{
+	struct ib_reg_wr wr = {
+		.wr = { .wr_id = wr_id, .opcode = IB_WR_REG_MR,
+			.send_flags = IB_SEND_SIGNALED },
+		.mr = mr,
+		.key = mr->rkey,
+		.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ,
+	};
+
+	KUNIT_ASSERT_EQ(test, ib_post_send(qp, &wr.wr, NULL), 0);
+}
+
+static void rsw_qt_post_inv(struct kunit *test, struct ib_qp *qp, u32 stag,
+			    u64 wr_id)
+{
+	struct ib_send_wr wr = {
+		.wr_id = wr_id, .opcode = IB_WR_LOCAL_INV,
+		.send_flags = IB_SEND_SIGNALED, .ex.invalidate_rkey = stag,
+	};
+
+	KUNIT_ASSERT_EQ(test, ib_post_send(qp, &wr, NULL), 0);
+}
+
+/* REG_MR then LOCAL_INV, executed by the processing hook. */
+static void rsw_qt_process_reg_inv(struct kunit *test)
+{
+	struct ib_cq *cq = rsw_qt_cq(test, 64);
+	struct ib_qp_init_attr attr = rsw_qt_attr(cq, cq);
+	struct ib_qp *qp = rsw_qt_qp_attr(test, rsw_qt.pd, &attr);
+	struct ib_mr *mr = rsw_qt_frmr(test, rsw_qt.pd);
+	struct rsw_mr *rmr = to_rsw_mr(mr);
+	struct rdmap_sw_sqe *sqe;
+	u32 idx;
+
+	sqe = kunit_kzalloc(test, sizeof(*sqe), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, sqe);
+	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+	rsw_qt_post_reg(test, qp, mr, 1);
+	rsw_qt_post_inv(test, qp, mr->rkey, 2);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(rmr->state), RSW_MR_INVALID);
+
+	KUNIT_ASSERT_EQ(test, rsw_qp_sq_take(to_rsw_qp(qp), sqe, &idx),
+			RSW_SQ_LOCAL);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(rmr->state), RSW_MR_VALID);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(rmr->stag), mr->rkey);
+	rsw_qt_expect_wc(test, cq, 1, IB_WC_SUCCESS, IB_WC_REG_MR);
+
+	KUNIT_ASSERT_EQ(test, rsw_qp_sq_take(to_rsw_qp(qp), sqe, &idx),
+			RSW_SQ_LOCAL);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(rmr->state), RSW_MR_INVALID);
+	rsw_qt_expect_wc(test, cq, 2, IB_WC_SUCCESS, IB_WC_LOCAL_INV);
+	KUNIT_EXPECT_EQ(test, rsw_qp_sq_take(to_rsw_qp(qp), sqe, &idx),
+			RSW_SQ_EMPTY);
+	KUNIT_EXPECT_EQ(test, rsw_qt_state(test, qp), IB_QPS_RESET);
+}
+
+/*
+ * REG_MR of an MR of another PD fails with LOC_PROT_ERR, moves the QP to
+ * ERR and flushes what follows; the MR stays invalid.
+ */
+static void rsw_qt_process_reg_other_pd(struct kunit *test)
+{
+	struct ib_cq *cq = rsw_qt_cq(test, 64);
+	struct ib_qp_init_attr attr = rsw_qt_attr(cq, cq);
+	struct ib_qp *qp = rsw_qt_qp_attr(test, rsw_qt.pd, &attr);
+	struct ib_mr *mr = rsw_qt_frmr(test, rsw_qt.pd2);
+	struct rdmap_sw_sqe *sqe;
+	u32 idx;
+
+	sqe = kunit_kzalloc(test, sizeof(*sqe), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, sqe);
+	rsw_qt_post_reg(test, qp, mr, 1);
+	rsw_qt_post_inv(test, qp, mr->rkey, 2);
+	KUNIT_ASSERT_EQ(test, rsw_qp_sq_take(to_rsw_qp(qp), sqe, &idx),
+			RSW_SQ_LOCAL);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(to_rsw_mr(mr)->state), RSW_MR_INVALID);
+	rsw_qt_expect_wc(test, cq, 1, IB_WC_LOC_PROT_ERR, IB_WC_REG_MR);
+	rsw_qt_expect_wc(test, cq, 2, IB_WC_WR_FLUSH_ERR, IB_WC_LOCAL_INV);
+	KUNIT_EXPECT_EQ(test, rsw_qt_state(test, qp), IB_QPS_ERR);
+}
+
+/*
+ * A local operation finished while an earlier wire WQE is still with TX
+ * completes after it: completions keep posting order.
+ */
+static void rsw_qt_process_order(struct kunit *test)
+{
+	struct ib_cq *cq = rsw_qt_cq(test, 64);
+	struct ib_qp_init_attr attr = rsw_qt_attr(cq, cq);
+	struct ib_qp *qp = rsw_qt_qp_attr(test, rsw_qt.pd, &attr);
+	struct ib_mr *mr = rsw_qt_frmr(test, rsw_qt.pd);
+	struct ib_rdma_wr wr = { .wr = { .wr_id = 1,
+					 .opcode = IB_WR_RDMA_WRITE,
+					 .send_flags = IB_SEND_SIGNALED } };
+	struct rdmap_sw_sqe *sqe;
+	struct ib_wc wc;
+	u32 first, idx;
+
+	sqe = kunit_kzalloc(test, sizeof(*sqe), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, sqe);
+	KUNIT_ASSERT_EQ(test, ib_post_send(qp, &wr.wr, NULL), 0);
+	rsw_qt_post_reg(test, qp, mr, 2);
+	KUNIT_ASSERT_EQ(test, rsw_qp_sq_take(to_rsw_qp(qp), sqe, &first),
+			RSW_SQ_WIRE);
+	KUNIT_EXPECT_EQ(test, sqe->wr_id, 1ULL);
+	KUNIT_EXPECT_EQ(test, sqe->opcode, RDMAP_SW_WR_RDMA_WRITE);
+	KUNIT_ASSERT_EQ(test, rsw_qp_sq_take(to_rsw_qp(qp), sqe, &idx),
+			RSW_SQ_LOCAL);
+	KUNIT_EXPECT_FALSE(test, rsw_qt_poll(cq, &wc));
+	rsw_qp_sq_complete(to_rsw_qp(qp), first, RDMAP_SW_WC_SUCCESS, 0);
+	rsw_qt_expect_wc(test, cq, 1, IB_WC_SUCCESS, IB_WC_RDMA_WRITE);
+	rsw_qt_expect_wc(test, cq, 2, IB_WC_SUCCESS, IB_WC_REG_MR);
+}
+
+/*
+ * Completions the CQ has no room for are lost (IB_EVENT_CQ_ERR is cq.c's
+ * part) and the QP goes to ERR, flushing the rest.
+ */
+static void rsw_qt_process_cq_overrun(struct kunit *test)
+{
+	struct ib_cq *cq = rsw_qt_cq(test, 4);
+	struct ib_qp_init_attr attr = rsw_qt_attr(cq, cq);
+	struct ib_qp *qp = rsw_qt_qp_attr(test, rsw_qt.pd, &attr);
+	struct ib_mr *mr = rsw_qt_frmr(test, rsw_qt.pd);
+	struct rdmap_sw_sqe *sqe;
+	struct ib_wc wc;
+	int i, n = cq->cqe;
+	u32 idx;
+
+	KUNIT_ASSERT_LE(test, n + 3, 16);
+	sqe = kunit_kzalloc(test, sizeof(*sqe), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, sqe);
+	/* Invalidating an invalid fast-reg MR succeeds every time. */
+	for (i = 0; i < n + 3; i++)
+		rsw_qt_post_inv(test, qp, mr->rkey, i);
+	for (i = 0; i <= n; i++)
+		KUNIT_ASSERT_EQ_MSG(test, rsw_qp_sq_take(to_rsw_qp(qp), sqe,
+							 &idx),
+				    RSW_SQ_LOCAL, "take %d", i);
+	KUNIT_EXPECT_EQ(test, rsw_qt_state(test, qp), IB_QPS_ERR);
+	KUNIT_EXPECT_EQ(test, rsw_qp_sq_take(to_rsw_qp(qp), sqe, &idx),
+			RSW_SQ_EMPTY);
+	for (i = 0; i < n; i++) {
+		KUNIT_ASSERT_TRUE(test, rsw_qt_poll(cq, &wc));
+		KUNIT_EXPECT_EQ(test, wc.wr_id, (u64)i);
+		KUNIT_EXPECT_EQ(test, wc.status, IB_WC_SUCCESS);
+	}
+	KUNIT_EXPECT_FALSE(test, rsw_qt_poll(cq, &wc));
+}
+
+static struct kunit_case rsw_qp_cases[] = {
+	KUNIT_CASE_PARAM(rsw_qt_create_caps, rsw_qt_create_gen_params),
+	KUNIT_CASE_PARAM(rsw_qt_transition, rsw_qt_trans_gen),
+	KUNIT_CASE_PARAM(rsw_qt_modify_states, rsw_qt_modify_gen_params),
+	KUNIT_CASE(rsw_qt_modify_rd_atomic),
+	KUNIT_CASE_PARAM(rsw_qt_post_send_bad, rsw_qt_send_gen_params),
+	KUNIT_CASE(rsw_qt_post_send_good),
+	KUNIT_CASE(rsw_qt_post_send_inline_copied),
+	KUNIT_CASE_PARAM(rsw_qt_post_recv_bad, rsw_qt_recv_gen_params),
+	KUNIT_CASE(rsw_qt_queue_full),
+	KUNIT_CASE(rsw_qt_flush_order),
+	KUNIT_CASE(rsw_qt_flush_behind_taken),
+	KUNIT_CASE(rsw_qt_rq_take_complete),
+	KUNIT_CASE_PARAM(rsw_qt_drain_qp, rsw_qt_drain_gen_params),
+	KUNIT_CASE(rsw_qt_destroy_posted),
+	KUNIT_CASE(rsw_qt_lookup_ref),
+	KUNIT_CASE(rsw_qt_destroy_waits_for_holder),
+	KUNIT_CASE(rsw_qt_process_reg_inv),
+	KUNIT_CASE(rsw_qt_process_reg_other_pd),
+	KUNIT_CASE(rsw_qt_process_order),
+	KUNIT_CASE(rsw_qt_process_cq_overrun),
+	{}
+};
+
+static struct kunit_suite rsw_qp_suite = {
+	.name = "rdmap_sw_qp",
+	.suite_init = rsw_qt_suite_init,
+	.suite_exit = rsw_qt_suite_exit,
+	.test_cases = rsw_qp_cases,
+};
+kunit_test_suite(rsw_qp_suite);
+
+MODULE_DESCRIPTION("KUnit tests for rdmap_sw queue pairs");
+MODULE_LICENSE("GPL");
