@@ -31,9 +31,11 @@ all: modules
 modules:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 modules
 
+# INSTALL_MOD_PATH (a staging root) is honoured by kbuild and depmod alike.
 install: modules
 	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_DIR=updates modules_install
-	depmod -a $$($(MAKE) -s -C $(KDIR) kernelrelease)
+	depmod -a $(if $(INSTALL_MOD_PATH),-b $(INSTALL_MOD_PATH)) \
+		$$($(MAKE) -s -C $(KDIR) kernelrelease)
 
 setup:
 	scripts/setup

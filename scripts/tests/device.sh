@@ -241,6 +241,19 @@ for i in $(seq 1 20); do
 	note "cycle $i: ok"
 done
 
+step "installed like on a real host: modules_install to updates/, then modprobe"
+# The guest's module tree is an overlay: installing leaves the host alone.
+kdir=/lib/modules/$(uname -r)/build
+[ -e "$kdir/Makefile" ] || kdir=$(cd "$RSW_TOP" && bash -c '. scripts/lib.sh && rsw_kdir "$RSW_KERNEL"')
+# No signing key here: skip signing (Debian kernels sign on install).
+check make -s -C "$kdir" M="$RSW_OUT" INSTALL_MOD_DIR=updates CONFIG_MODULE_SIG_ALL= modules_install
+check depmod -a
+check modprobe rdmap_sw
+check rdma link add rsw0 type rdmap_sw netdev dummy0
+wait_port rsw0 ACTIVE
+check rdma link delete rsw0
+check modprobe -r rdmap_sw
+
 step "the kernel log is clean"
 check ip link del dummy0
 dmesg_clean
