@@ -26,6 +26,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "cq.h"
+#include "env.h"
 #include "internal.h"
 
 RSW_IMPORT_KUNIT_NS();
@@ -64,24 +65,6 @@ struct rsw_kt_cq {
 
 /* ---------------------------------------------------------------- device */
 
-static netdev_tx_t rsw_kt_xmit(struct sk_buff *skb, struct net_device *ndev)
-{
-	dev_kfree_skb_any(skb);
-	return NETDEV_TX_OK;
-}
-
-static const struct net_device_ops rsw_kt_netdev_ops = {
-	.ndo_start_xmit = rsw_kt_xmit,
-};
-
-static void rsw_kt_destroy_netdev(void *data)
-{
-	struct net_device *ndev = data;
-
-	unregister_netdev(ndev);
-	free_netdev(ndev);
-}
-
 /*
  * A registered Ethernet netdev with an rdmap_sw device attached through
  * rdma_link_ops.newlink; unregistering the netdev (a KUnit action) removes
@@ -94,26 +77,12 @@ static struct ib_device *rsw_kt_device(struct kunit *test)
 	char name[IB_DEVICE_NAME_MAX];
 	struct net_device *ndev;
 	struct ib_device *ibdev;
-	int ret;
 
-	ndev = alloc_etherdev(0);
-	KUNIT_ASSERT_NOT_NULL(test, ndev);
-	ndev->netdev_ops = &rsw_kt_netdev_ops;
-	eth_hw_addr_set(ndev, mac);
-	strscpy(ndev->name, "rswcq%d", sizeof(ndev->name));
-	ret = register_netdev(ndev);
-	if (ret)
-		free_netdev(ndev);
-	KUNIT_ASSERT_EQ(test, ret, 0);
-	ret = kunit_add_action_or_reset(test, rsw_kt_destroy_netdev, ndev);
-	KUNIT_ASSERT_EQ(test, ret, 0);
-
+	ndev = rsw_env_netdev(test, mac, "rswcq%d");
 	snprintf(name, sizeof(name), "rswcq%d", atomic_inc_return(&seq));
-	KUNIT_ASSERT_EQ(test, rsw_newlink(name, ndev), 0);
-	ibdev = ib_device_get_by_name(name, RDMA_DRIVER_UNKNOWN);
-	KUNIT_ASSERT_NOT_NULL(test, ibdev);
 	/* Only the netdev action removes it: no reference kept. */
-	ib_device_put(ibdev);
+	ibdev = rsw_env_attach(ndev, name);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, ibdev);
 	return ibdev;
 }
 

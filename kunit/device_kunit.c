@@ -21,6 +21,7 @@
 #include <rdma/ib_mad.h>
 #include <rdma/ib_verbs.h>
 
+#include "env.h"
 #include "internal.h"
 
 RSW_IMPORT_KUNIT_NS();
@@ -38,48 +39,14 @@ struct rsw_kt_events {
 	u32 port;
 };
 
-static netdev_tx_t rsw_kt_xmit(struct sk_buff *skb, struct net_device *ndev)
-{
-	dev_kfree_skb_any(skb);
-	return NETDEV_TX_OK;
-}
-
-static const struct net_device_ops rsw_kt_netdev_ops = {
-	.ndo_start_xmit = rsw_kt_xmit,
-	.ndo_set_mac_address = eth_mac_addr,
-	.ndo_validate_addr = eth_validate_addr,
-};
-
-static void rsw_kt_destroy_netdev(void *data)
-{
-	struct net_device *ndev = data;
-
-	unregister_netdev(ndev);
-	free_netdev(ndev);
-}
-
 /* A registered, down Ethernet netdev with MAC rsw_kt_mac[0..4]:@last. */
 static struct net_device *rsw_kt_netdev(struct kunit *test, u8 last)
 {
-	struct net_device *ndev;
 	u8 mac[ETH_ALEN];
-	int ret;
 
-	ndev = alloc_etherdev(0);
-	KUNIT_ASSERT_NOT_NULL(test, ndev);
-	ndev->netdev_ops = &rsw_kt_netdev_ops;
-	ndev->max_mtu = 9000;
 	ether_addr_copy(mac, rsw_kt_mac);
 	mac[5] = last;
-	eth_hw_addr_set(ndev, mac);
-	strscpy(ndev->name, "rswkt%d", sizeof(ndev->name));
-	ret = register_netdev(ndev);
-	if (ret)
-		free_netdev(ndev);
-	KUNIT_ASSERT_EQ(test, ret, 0);
-	ret = kunit_add_action_or_reset(test, rsw_kt_destroy_netdev, ndev);
-	KUNIT_ASSERT_EQ(test, ret, 0);
-	return ndev;
+	return rsw_env_netdev(test, mac, "rswkt%d");
 }
 
 static void rsw_kt_netdev_up(struct kunit *test, struct net_device *ndev)
@@ -100,17 +67,6 @@ static void rsw_kt_name(char *name)
 	snprintf(name, IB_DEVICE_NAME_MAX, "rswkt%d", atomic_inc_return(&seq));
 }
 
-/* Registered ib_device called @name, or NULL; no reference kept. */
-static struct ib_device *rsw_kt_lookup(const char *name)
-{
-	struct ib_device *ibdev;
-
-	ibdev = ib_device_get_by_name(name, RDMA_DRIVER_UNKNOWN);
-	if (ibdev)
-		ib_device_put(ibdev);
-	return ibdev;
-}
-
 static struct ib_device *rsw_kt_attach_named(struct kunit *test,
 					     struct net_device *ndev,
 					     const char *name)
@@ -118,7 +74,7 @@ static struct ib_device *rsw_kt_attach_named(struct kunit *test,
 	struct ib_device *ibdev;
 
 	KUNIT_ASSERT_EQ(test, rsw_newlink(name, ndev), 0);
-	ibdev = rsw_kt_lookup(name);
+	ibdev = rsw_env_lookup(name);
 	KUNIT_ASSERT_NOT_NULL(test, ibdev);
 	return ibdev;
 }
@@ -410,7 +366,7 @@ static void rsw_kt_duplicate_netdev_refused(struct kunit *test)
 	rsw_kt_attach(test, ndev);
 	rsw_kt_name(name);
 	KUNIT_EXPECT_EQ(test, rsw_newlink(name, ndev), -EEXIST);
-	KUNIT_EXPECT_NULL(test, rsw_kt_lookup(name));
+	KUNIT_EXPECT_NULL(test, rsw_env_lookup(name));
 }
 
 static void rsw_kt_duplicate_name_refused(struct kunit *test)
@@ -432,7 +388,7 @@ static void rsw_kt_non_ethernet_refused(struct kunit *test)
 	rsw_kt_name(name);
 	KUNIT_EXPECT_EQ(test, rsw_newlink(name, init_net.loopback_dev),
 			-EOPNOTSUPP);
-	KUNIT_EXPECT_NULL(test, rsw_kt_lookup(name));
+	KUNIT_EXPECT_NULL(test, rsw_env_lookup(name));
 }
 
 static void rsw_kt_netdev_unregister_removes(struct kunit *test)
@@ -447,8 +403,8 @@ static void rsw_kt_netdev_unregister_removes(struct kunit *test)
 	 * rdmap_sw drops its own only after the queued ib_device
 	 * unregistration finished, so no polling is needed.
 	 */
-	kunit_release_action(test, rsw_kt_destroy_netdev, ndev);
-	KUNIT_EXPECT_NULL(test, rsw_kt_lookup(name));
+	kunit_release_action(test, rsw_env_netdev_action, ndev);
+	KUNIT_EXPECT_NULL(test, rsw_env_lookup(name));
 	/* Regression: the name must be free again at that point too. */
 	rsw_kt_attach_named(test, rsw_kt_netdev(test, 2), name);
 }
@@ -460,7 +416,7 @@ static void rsw_kt_remove_detaches(struct kunit *test)
 
 	rsw_kt_name(name);
 	rsw_device_remove(rsw_kt_attach_named(test, ndev, name));
-	KUNIT_EXPECT_NULL(test, rsw_kt_lookup(name));
+	KUNIT_EXPECT_NULL(test, rsw_env_lookup(name));
 	/* Neither the netdev nor the name stays claimed. */
 	rsw_kt_attach_named(test, ndev, name);
 }
@@ -478,7 +434,7 @@ static void rsw_kt_dellink_removes(struct kunit *test)
 	KUNIT_ASSERT_TRUE(test, ibdev->attrs.kernel_cap_flags &
 				IBK_ALLOW_USER_UNREG);
 	ib_unregister_device_and_put(ibdev);
-	KUNIT_EXPECT_NULL(test, rsw_kt_lookup(name));
+	KUNIT_EXPECT_NULL(test, rsw_env_lookup(name));
 }
 
 /* A PD as ib_core's uverbs would allocate it, without the DMA MR. */

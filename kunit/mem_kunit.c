@@ -22,6 +22,7 @@
 #include <linux/vmalloc.h>
 #include <rdma/ib_verbs.h>
 
+#include "env.h"
 #include "internal.h"
 #include "wire.h"
 
@@ -32,92 +33,16 @@ RSW_IMPORT_KUNIT_NS();
 static const u8 rsw_mt_mac[ETH_ALEN] = { 0x02, 0x00, 0x5e, 0x10, 0x40, 0x01 };
 
 /* The device and PDs every case uses (suite_init / suite_exit). */
-static struct {
-	struct net_device *ndev;
-	struct ib_device *ibdev;
-	struct rsw_device *rsw;
-	struct ib_pd *pd;
-	struct ib_pd *pd2;
-} rsw_mt;
-
-static netdev_tx_t rsw_mt_xmit(struct sk_buff *skb, struct net_device *ndev)
-{
-	dev_kfree_skb_any(skb);
-	return NETDEV_TX_OK;
-}
-
-static const struct net_device_ops rsw_mt_netdev_ops = {
-	.ndo_start_xmit = rsw_mt_xmit,
-	.ndo_validate_addr = eth_validate_addr,
-};
-
-static int rsw_mt_attach(void)
-{
-	struct ib_device *ibdev;
-	int ret;
-
-	ret = rsw_newlink("rswmt0", rsw_mt.ndev);
-	if (ret)
-		return ret;
-	ibdev = ib_device_get_by_name("rswmt0", RDMA_DRIVER_UNKNOWN);
-	if (!ibdev)
-		return -ENODEV;
-	/* The netdev's unregistration (suite_exit) removes the device. */
-	ib_device_put(ibdev);
-	rsw_mt.ibdev = ibdev;
-	rsw_mt.rsw = to_rsw_dev(ibdev);
-	return 0;
-}
-
-static int rsw_mt_alloc_pds(void)
-{
-	rsw_mt.pd = ib_alloc_pd(rsw_mt.ibdev, 0);
-	if (IS_ERR(rsw_mt.pd))
-		return PTR_ERR(rsw_mt.pd);
-	rsw_mt.pd2 = ib_alloc_pd(rsw_mt.ibdev, 0);
-	if (IS_ERR(rsw_mt.pd2)) {
-		ib_dealloc_pd(rsw_mt.pd);
-		return PTR_ERR(rsw_mt.pd2);
-	}
-	return 0;
-}
+static struct rsw_env_suite rsw_mt;
 
 static int rsw_mt_suite_init(struct kunit_suite *suite)
 {
-	struct net_device *ndev;
-	int ret;
-
-	ndev = alloc_etherdev(0);
-	if (!ndev)
-		return -ENOMEM;
-	ndev->netdev_ops = &rsw_mt_netdev_ops;
-	eth_hw_addr_set(ndev, rsw_mt_mac);
-	strscpy(ndev->name, "rswmt%d", sizeof(ndev->name));
-	ret = register_netdev(ndev);
-	if (ret)
-		goto err_free;
-	rsw_mt.ndev = ndev;
-	ret = rsw_mt_attach();
-	if (ret)
-		goto err_unregister;
-	ret = rsw_mt_alloc_pds();
-	if (ret)
-		goto err_unregister;
-	return 0;
-
-err_unregister:
-	unregister_netdev(ndev);
-err_free:
-	free_netdev(ndev);
-	return ret;
+	return rsw_env_suite_init(&rsw_mt, rsw_mt_mac, "rswmt%d", "rswmt0");
 }
 
 static void rsw_mt_suite_exit(struct kunit_suite *suite)
 {
-	ib_dealloc_pd(rsw_mt.pd2);
-	ib_dealloc_pd(rsw_mt.pd);
-	unregister_netdev(rsw_mt.ndev);
-	free_netdev(rsw_mt.ndev);
+	rsw_env_suite_exit(&rsw_mt);
 }
 
 /* ------------------------------------------------------------------------

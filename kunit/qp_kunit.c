@@ -22,6 +22,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "cq.h"
+#include "env.h"
 #include "internal.h"
 
 RSW_IMPORT_KUNIT_NS();
@@ -29,92 +30,16 @@ RSW_IMPORT_KUNIT_NS();
 static const u8 rsw_qt_mac[ETH_ALEN] = { 0x02, 0x00, 0x5e, 0x30, 0x50, 0x01 };
 
 /* The device and PDs every case uses (suite_init / suite_exit). */
-static struct {
-	struct net_device *ndev;
-	struct ib_device *ibdev;
-	struct ib_pd *pd;
-	struct ib_pd *pd2;
-} rsw_qt;
-
-/* ---------------------------------------------------------------- device */
-
-static netdev_tx_t rsw_qt_xmit(struct sk_buff *skb, struct net_device *ndev)
-{
-	dev_kfree_skb_any(skb);
-	return NETDEV_TX_OK;
-}
-
-static const struct net_device_ops rsw_qt_netdev_ops = {
-	.ndo_start_xmit = rsw_qt_xmit,
-	.ndo_validate_addr = eth_validate_addr,
-};
-
-static int rsw_qt_attach(void)
-{
-	struct ib_device *ibdev;
-	int ret;
-
-	ret = rsw_newlink("rswqt0", rsw_qt.ndev);
-	if (ret)
-		return ret;
-	ibdev = ib_device_get_by_name("rswqt0", RDMA_DRIVER_UNKNOWN);
-	if (!ibdev)
-		return -ENODEV;
-	/* The netdev's unregistration (suite_exit) removes the device. */
-	ib_device_put(ibdev);
-	rsw_qt.ibdev = ibdev;
-	return 0;
-}
-
-static int rsw_qt_alloc_pds(void)
-{
-	rsw_qt.pd = ib_alloc_pd(rsw_qt.ibdev, 0);
-	if (IS_ERR(rsw_qt.pd))
-		return PTR_ERR(rsw_qt.pd);
-	rsw_qt.pd2 = ib_alloc_pd(rsw_qt.ibdev, 0);
-	if (IS_ERR(rsw_qt.pd2)) {
-		ib_dealloc_pd(rsw_qt.pd);
-		return PTR_ERR(rsw_qt.pd2);
-	}
-	return 0;
-}
+static struct rsw_env_suite rsw_qt;
 
 static int rsw_qt_suite_init(struct kunit_suite *suite)
 {
-	struct net_device *ndev;
-	int ret;
-
-	ndev = alloc_etherdev(0);
-	if (!ndev)
-		return -ENOMEM;
-	ndev->netdev_ops = &rsw_qt_netdev_ops;
-	eth_hw_addr_set(ndev, rsw_qt_mac);
-	strscpy(ndev->name, "rswqt%d", sizeof(ndev->name));
-	ret = register_netdev(ndev);
-	if (ret)
-		goto err_free;
-	rsw_qt.ndev = ndev;
-	ret = rsw_qt_attach();
-	if (ret)
-		goto err_unregister;
-	ret = rsw_qt_alloc_pds();
-	if (ret)
-		goto err_unregister;
-	return 0;
-
-err_unregister:
-	unregister_netdev(ndev);
-err_free:
-	free_netdev(ndev);
-	return ret;
+	return rsw_env_suite_init(&rsw_qt, rsw_qt_mac, "rswqt%d", "rswqt0");
 }
 
 static void rsw_qt_suite_exit(struct kunit_suite *suite)
 {
-	ib_dealloc_pd(rsw_qt.pd2);
-	ib_dealloc_pd(rsw_qt.pd);
-	unregister_netdev(rsw_qt.ndev);
-	free_netdev(rsw_qt.ndev);
+	rsw_env_suite_exit(&rsw_qt);
 }
 
 /* -------------------------------------------------------------- fixtures */
