@@ -15,6 +15,8 @@
 #include "mpa.h"
 #include "qp.h"
 #include "rx.h"
+#include "cm.h"
+#include "tx.h"
 
 /*
  * main.c - module, rdma link ops, netdev events, device lifecycle.
@@ -306,5 +308,96 @@ void rsw_qp_rq_complete(struct rsw_qp *qp, u32 idx,
 int rsw_qp_transition(enum rsw_qp_state from, enum ib_qp_state to,
 		      enum rsw_qp_state *next);
 const char *rsw_qp_state_name(enum rsw_qp_state s);
+
+/*
+ * tx.c - the transmit engine of one stream in full operation: send WQEs,
+ * Read Responses and Terminates as MPA FPDUs handed to a sink (state,
+ * sink contract and message types in tx.h).  No locks, no allocation,
+ * never sleeps unless the sink does; the caller serialises each rsw_tx and
+ * the sink runs in its context.  Return values of the emitting calls: 0
+ * (all of it taken by the sink), -EAGAIN (sink full: the rest goes out at
+ * the next rsw_tx_process()), -EBUSY (another message is in progress),
+ * -EFAULT (its memory failed a check mid-message: the stream is broken),
+ * or the sink's own negative errno.
+ */
+/*
+ * Start @tx for @pd of @rsw: MULPDU from @cfg's MSS (and max_ulpdu), MSNs
+ * at 1.  0, -EOPNOTSUPP with Markers, -EINVAL for a tiny MSS or ORD.
+ */
+int rsw_tx_init(struct rsw_tx *tx, const struct rsw_tx_config *cfg,
+		struct rsw_device *rsw, struct ib_pd *pd,
+		const struct rsw_tx_sink_ops *sink, void *ctx);
+/*
+ * Take up to @budget WQEs of @qp (rsw_qp_sq_take) after finishing the
+ * message in progress, and emit them.  Sends and Writes complete (through
+ * rsw_qp_sq_complete) once their last FPDU was taken; a Read Request stays
+ * taken until rsw_tx_read_done().  A WQE whose SGEs fail the lkey check
+ * completes LOC_PROT_ERR before anything is sent.  A WQE with
+ * RDMAP_SW_SQE_FENCE waits for every outstanding Read, a Read for a free
+ * ORD slot (cfg.ord).  Returns the WQEs taken (>= 0) or a negative value
+ * as above.
+ */
+int rsw_tx_process(struct rsw_tx *tx, struct rsw_qp *qp, unsigned int budget);
+/*
+ * Emit one WQE copy with ticket @idx now (rsw_tx_process()'s step; @qp
+ * NULL: complete nothing, for KUnit).  -EINVAL: refused before sending
+ * (completed with its error status).
+ */
+int rsw_tx_wqe(struct rsw_tx *tx, struct rsw_qp *qp,
+	       const struct rdmap_sw_sqe *sqe, u32 idx);
+/*
+ * Answer an inbound Read Request.  The source is checked with
+ * IB_ACCESS_REMOTE_READ first (zero length: not checked): -EACCES and the
+ * RFC 5040 section 7 reason in *@term, nothing sent; the caller sends the
+ * Terminate.
+ */
+int rsw_tx_read_response(struct rsw_tx *tx, const struct rsw_tx_rresp *rr,
+			 struct rsw_rx_term *term);
+/* Send Terminate @t; rsw_tx_term_from_rx() fills it from a stopped parser. */
+int rsw_tx_terminate(struct rsw_tx *tx, const struct rsw_tx_term *t);
+void rsw_tx_term_from_rx(struct rsw_tx_term *t, const struct rsw_rx *rx);
+/*
+ * RX saw the last Read Response segment: the oldest outstanding Read
+ * Request's ticket in *@idx (Read Responses come in request order); the
+ * caller completes it with rsw_qp_sq_complete().  false if none.
+ */
+bool rsw_tx_read_done(struct rsw_tx *tx, u32 *idx);
+u32 rsw_tx_reads_outstanding(const struct rsw_tx *tx);
+/* The stream died: flush the message in progress and outstanding Reads. */
+void rsw_tx_abort(struct rsw_tx *tx, struct rsw_qp *qp);
+
+/*
+ * tx_sock.c - the socket sink of the transmit engine (tx.h): batches go
+ * out with one sock_sendmsg() each, MSG_DONTWAIT.  Process context only
+ * (the socket lock may sleep); serialised with its rsw_tx.
+ */
+extern const struct rsw_tx_sink_ops rsw_tx_sock_ops;
+/* @ts as the sink context of rsw_tx_init() for connected TCP @sock. */
+void rsw_tx_sock_init(struct rsw_tx_sock *ts, struct socket *sock);
+
+/*
+ * cm.c - connection endpoints: kernel TCP sockets and the MPA exchange
+ * beneath the iw_cm provider (types, callbacks and the iw_cm op mapping in
+ * cm.h; lifetime, locks and states at the top of cm.c).  Process context,
+ * may sleep; never called with a spinlock held.  Callbacks come from the
+ * CM workqueue.  rsw_cm_destroy() waits for the cep's work and callbacks.
+ */
+int rsw_cm_init(void);
+void rsw_cm_exit(void);
+struct rsw_cep *rsw_cm_listen(const struct rsw_cm_args *args);
+struct rsw_cep *rsw_cm_connect(const struct rsw_cm_args *args);
+int rsw_cm_accept(struct rsw_cep *cep, const struct rsw_mpa_params *lp,
+		  void *ctx);
+int rsw_cm_reject(struct rsw_cep *cep, const void *pd, u8 pd_len);
+void rsw_cm_destroy(struct rsw_cep *cep);
+/* Negotiated outcome; -ENOTCONN unless connected. */
+int rsw_cm_conn(struct rsw_cep *cep, struct rsw_mpa_conn *conn);
+int rsw_cm_local_addr(struct rsw_cep *cep, struct sockaddr_storage *ss);
+/* Hand a connected cep's socket (callbacks restored) to the QP. */
+struct socket *rsw_cm_take_socket(struct rsw_cep *cep);
+const struct rsw_cm_listen_stats *rsw_cm_listen_stats(struct rsw_cep *l);
+/* CEPs alive module-wide (leak checks) and state names (debug). */
+int rsw_cm_live(void);
+const char *rsw_cep_state_name(unsigned int s);
 
 #endif /* RDMAP_SW_INTERNAL_H */

@@ -358,12 +358,17 @@ static int __init rsw_init(void)
 	ret = rsw_cq_init();
 	if (ret)
 		goto err_destroy_wq;
-	ret = register_netdevice_notifier(&rsw_netdev_nb);
+	ret = rsw_cm_init();
 	if (ret)
 		goto err_cq_exit;
+	ret = register_netdevice_notifier(&rsw_netdev_nb);
+	if (ret)
+		goto err_cm_exit;
 	rdma_link_register(&rsw_link_ops);
 	return 0;
 
+err_cm_exit:
+	rsw_cm_exit();
 err_cq_exit:
 	rsw_cq_exit();
 err_destroy_wq:
@@ -382,6 +387,7 @@ static void __exit rsw_exit(void)
 	rdma_link_unregister(&rsw_link_ops);
 	rsw_remove_all();
 	unregister_netdevice_notifier(&rsw_netdev_nb);
+	rsw_cm_exit();
 	rsw_cq_exit();
 	destroy_workqueue(rsw_wq);
 	WARN_ON(!list_empty(&rsw_devices));

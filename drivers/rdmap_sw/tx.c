@@ -1,0 +1,720 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The transmit engine: send WQEs, Read Responses and Terminates of one
+ * stream turned into MPA FPDUs for a sink (types and the sink contract in
+ * tx.h).  Entry point: rsw_tx_process().
+ *
+ * One message is in progress at a time (tx->msg).  It is cut into DDP
+ * segments of at most tx->mulpdu octets of ULPDU (RFC 5044 MULPDU of the
+ * MSS, no Markers); a segment also ends early when its payload pieces run
+ * out.  Each FPDU is described in two passes over its payload source: the
+ * first collects the (page, offset, length) pieces, the second, once the
+ * header (which holds the length) is known, feeds the same pieces to the
+ * CRC under the MR lock, so every byte is read once and only through
+ * mem.c's checked walk.  Described FPDUs go to the sink in batches;
+ * whatever it does not take is described again on the next call.
+ *
+ * Untagged queues (RFC 5041 section 5): MSNs start at 1 per queue and
+ * advance once per message; MO is the message offset of the segment.
+ * Tagged messages carry the sink STag and TO + message offset.
+ *
+ * No locks, no allocation, never sleeps unless the sink does; the caller
+ * serialises each rsw_tx (the QP's TX work item later).
+ */
+#include <linux/highmem.h>
+
+#include "internal.h"
+#include "fpdu.h"
+#include "mem.h"
+
+/* ------------------------------------------------------------ headers */
+
+static void rsw_tx_untagged(struct rsw_tx *tx, struct rsw_ddp_untagged *u,
+			    u8 qn, u32 mo)
+{
+	u->qn = cpu_to_be32(qn);
+	u->msn = cpu_to_be32(tx->msn[qn]);
+	u->mo = cpu_to_be32(mo);
+}
+
+/* The Terminate header with the parts @t carries; its length. */
+static u32 rsw_tx_term_hdr(struct rsw_tx *tx, struct rsw_tx_fpdu *f,
+			   const struct rsw_tx_term *t)
+{
+	const struct rsw_ctrl *inner = (const struct rsw_ctrl *)t->hdr;
+	struct rsw_rdmap_term *term = &f->hdr.term.term;
+	u32 len = sizeof(struct rsw_hdr_term);
+	u32 ddp_len = 0;
+
+	rsw_tx_untagged(tx, &f->hdr.term.ddp, RSW_QN_TERMINATE, 0);
+	term->ctrl = 0;
+	rsw_term_set_layer(term, t->layer);
+	rsw_term_set_etype(term, t->etype);
+	rsw_term_set_ecode(term, t->ecode);
+	rsw_term_set_m(term, t->ddp_hdr);
+	rsw_term_set_d(term, t->ddp_hdr);
+	rsw_term_set_r(term, t->rdma_hdr);
+	if (t->ddp_hdr) {
+		ddp_len = RSW_MPA_HDR_LEN + rsw_ddp_hdr_len(rsw_ddp_tagged(inner));
+		memcpy(f->hdr_octets + len, t->hdr, ddp_len);
+		len += ddp_len;
+	}
+	if (t->rdma_hdr) {
+		memcpy(f->hdr_octets + len,
+		       t->hdr + sizeof(struct rsw_ddp_untagged),
+		       RSW_RDMAP_RREQ_LEN);
+		len += RSW_RDMAP_RREQ_LEN;
+	}
+	return len;
+}
+
+/* Header of the segment at message offset @pos: its length. */
+static u32 rsw_tx_hdr(struct rsw_tx *tx, struct rsw_tx_fpdu *f, u32 pos)
+{
+	const struct rsw_tx_msg *m = &tx->msg;
+
+	memset(f->hdr_octets, 0, sizeof(f->hdr_octets));
+	switch (m->op) {
+	case RSW_OP_WRITE:
+	case RSW_OP_READ_RESP:
+		f->hdr.tagged.stag = cpu_to_be32(m->stag);
+		f->hdr.tagged.to = cpu_to_be64(m->to + pos);
+		return sizeof(struct rsw_ddp_tagged);
+	case RSW_OP_READ_REQ:
+		f->hdr.rreq = m->rreq;
+		rsw_tx_untagged(tx, &f->hdr.rreq.ddp, RSW_QN_READ_REQ, 0);
+		return sizeof(struct rsw_hdr_rreq);
+	case RSW_OP_TERMINATE:
+		return rsw_tx_term_hdr(tx, f, &m->term);
+	default:
+		if (rsw_rdmap_op_inval(m->op))
+			f->hdr.untagged.inval_stag = cpu_to_be32(m->inval_stag);
+		rsw_tx_untagged(tx, &f->hdr.untagged, RSW_QN_SEND, pos);
+		return sizeof(struct rsw_ddp_untagged);
+	}
+}
+
+/* Fixed header length of the message's segments, for sizing them. */
+static u32 rsw_tx_hdr_room(const struct rsw_tx *tx)
+{
+	return rsw_rdmap_hdr_len(tx->msg.op);
+}
+
+/* -------------------------------------------------------- payload walk */
+
+/* State of one pass over a segment's payload. */
+struct rsw_tx_walk {
+	struct rsw_tx_fpdu *f;
+	u32 want;		/* octets the pass may cover */
+	u32 got;		/* octets covered so far */
+	u32 crc;		/* second pass: running CRC */
+	u32 i;			/* second pass: next piece to match */
+	bool stop;		/* first pass: pieces ran out */
+	bool mismatch;		/* second pass: memory changed under us */
+};
+
+static bool rsw_tx_collect(void *arg, struct page *page, unsigned int off,
+			   unsigned int len)
+{
+	struct rsw_tx_walk *w = arg;
+	struct rsw_tx_piece *p;
+
+	if (w->f->npieces == RSW_TX_MAX_PIECES) {
+		w->stop = true;
+		return false;
+	}
+	p = &w->f->piece[w->f->npieces++];
+	*p = (struct rsw_tx_piece) { .page = page, .off = off, .len = len };
+	w->got += len;
+	return true;
+}
+
+static bool rsw_tx_crc_piece(void *arg, struct page *page, unsigned int off,
+			     unsigned int len)
+{
+	struct rsw_tx_walk *w = arg;
+	const struct rsw_tx_piece *p = &w->f->piece[w->i];
+	u8 *va;
+
+	if (w->i >= w->f->npieces || p->page != page || p->off != off ||
+	    p->len != len) {
+		w->mismatch = true;
+		return false;
+	}
+	va = kmap_local_page(page);
+	w->crc = rsw_mpa_crc_update(w->crc, va + off, len);
+	kunmap_local(va);
+	w->i++;
+	w->got += len;
+	return true;
+}
+
+/* Walk [@to, @to + @len) of @stag with right @right. */
+static enum rsw_mr_err rsw_tx_walk_mr(struct rsw_tx *tx, u32 stag, u64 to,
+				      u32 len, u32 right, rsw_mr_seg_fn fn,
+				      struct rsw_tx_walk *w)
+{
+	struct rsw_mr_ref ref;
+	enum rsw_mr_err err;
+
+	err = rsw_mr_get(tx->rsw, tx->pd, stag, to, len, right, &ref);
+	if (err)
+		return err;
+	err = rsw_mr_walk(&ref, to, len, fn, w);
+	rsw_mr_ref_put(&ref);
+	return err;
+}
+
+/* Walk message offsets [@pos, @pos + w->want) of the SGE list. */
+static enum rsw_mr_err rsw_tx_walk_sges(struct rsw_tx *tx, u32 pos,
+					rsw_mr_seg_fn fn, struct rsw_tx_walk *w)
+{
+	const struct rdmap_sw_sqe *sqe = &tx->sqe;
+	u32 left = w->want;
+	enum rsw_mr_err err;
+	unsigned int i;
+
+	for (i = 0; i < sqe->num_sge && left && !w->stop; i++) {
+		const struct rdmap_sw_sge *s = &sqe->sge[i];
+		u32 n;
+
+		if (pos >= s->length) {
+			pos -= s->length;
+			continue;
+		}
+		n = min(left, s->length - pos);
+		err = rsw_tx_walk_mr(tx, s->lkey, s->addr + pos, n, 0, fn, w);
+		if (err)
+			return err;
+		if (w->mismatch)
+			return RSW_MR_ERR_STATE;
+		left -= n;
+		pos = 0;
+	}
+	return RSW_MR_OK;
+}
+
+static enum rsw_mr_err rsw_tx_walk_src(struct rsw_tx *tx, u32 pos,
+				       rsw_mr_seg_fn fn, struct rsw_tx_walk *w)
+{
+	const struct rsw_tx_msg *m = &tx->msg;
+	enum rsw_mr_err err;
+
+	if (!w->want)
+		return RSW_MR_OK;
+	if (m->src == RSW_TX_SRC_SGE)
+		return rsw_tx_walk_sges(tx, pos, fn, w);
+	err = rsw_tx_walk_mr(tx, m->src_stag, m->src_to + pos, w->want,
+			     IB_ACCESS_REMOTE_READ, fn, w);
+	if (!err && w->mismatch)
+		err = RSW_MR_ERR_STATE;
+	return err;
+}
+
+/* First pass: the pieces of up to @want octets at message offset @pos. */
+static enum rsw_mr_err rsw_tx_pieces(struct rsw_tx *tx, struct rsw_tx_fpdu *f,
+				     u32 pos, u32 want)
+{
+	struct rsw_tx_walk w = { .f = f, .want = want };
+	enum rsw_mr_err err;
+
+	f->npieces = 0;
+	f->payload_len = 0;
+	if (!want)
+		return RSW_MR_OK;
+	if (tx->msg.src == RSW_TX_SRC_INLINE) {
+		f->piece[0] = (struct rsw_tx_piece) {
+			.kva = tx->sqe.inline_data + pos, .len = want,
+		};
+		f->npieces = 1;
+		f->payload_len = want;
+		return RSW_MR_OK;
+	}
+	err = rsw_tx_walk_src(tx, pos, rsw_tx_collect, &w);
+	f->payload_len = w.got;
+	return err;
+}
+
+/* Second pass: CRC of the payload described by the first. */
+static enum rsw_mr_err rsw_tx_payload_crc(struct rsw_tx *tx,
+					  struct rsw_tx_fpdu *f, u32 pos,
+					  u32 *crc)
+{
+	struct rsw_tx_walk w = {
+		.f = f, .want = f->payload_len, .crc = *crc,
+	};
+	enum rsw_mr_err err;
+
+	if (!f->payload_len)
+		return RSW_MR_OK;
+	if (tx->msg.src == RSW_TX_SRC_INLINE) {
+		*crc = rsw_mpa_crc_update(*crc, f->piece[0].kva, f->payload_len);
+		return RSW_MR_OK;
+	}
+	err = rsw_tx_walk_src(tx, pos, rsw_tx_crc_piece, &w);
+	if (!err && (w.got != f->payload_len || w.i != f->npieces))
+		err = RSW_MR_ERR_STATE;
+	*crc = w.crc;
+	return err;
+}
+
+/* ------------------------------------------------------------- FPDUs */
+
+/* PAD and CRC after header and payload, CRC over all three. */
+static enum rsw_mr_err rsw_tx_trailer(struct rsw_tx *tx,
+				      struct rsw_tx_fpdu *f, u32 pos)
+{
+	static const u8 zero[RSW_MPA_ALIGN - 1];
+	u32 pad = rsw_mpa_pad(f->hdr_len - RSW_MPA_HDR_LEN + f->payload_len);
+	__le32 trailer = 0;
+	enum rsw_mr_err err;
+	u32 crc;
+
+	memset(f->trailer, 0, sizeof(f->trailer));
+	f->trailer_len = pad + RSW_MPA_CRC_LEN;
+	if (tx->cfg.crc) {
+		crc = rsw_mpa_crc_update(rsw_mpa_crc_init(), f->hdr_octets,
+					 f->hdr_len);
+		err = rsw_tx_payload_crc(tx, f, pos, &crc);
+		if (err)
+			return err;
+		crc = rsw_mpa_crc_update(crc, zero, pad);
+		trailer = rsw_mpa_crc_final(crc);
+	}
+	memcpy(f->trailer + pad, &trailer, sizeof(trailer));
+	return RSW_MR_OK;
+}
+
+/* Describe the FPDU of the segment at message offset @pos into @f. */
+static enum rsw_mr_err rsw_tx_fpdu(struct rsw_tx *tx, struct rsw_tx_fpdu *f,
+				   u32 pos)
+{
+	const struct rsw_tx_msg *m = &tx->msg;
+	u32 room = tx->mulpdu - rsw_tx_hdr_room(tx);
+	enum rsw_mr_err err;
+
+	err = rsw_tx_pieces(tx, f, pos, min(room, m->len - pos));
+	if (err)
+		return err;
+	f->msg_end = pos + f->payload_len;
+	f->last = f->msg_end == m->len;
+	f->hdr_len = rsw_tx_hdr(tx, f, pos);
+	f->hdr.c.ctrl = rsw_ctrl_word(m->op, f->last);
+	rsw_set_mpa_len(&f->hdr.c, f->hdr_len - RSW_MPA_HDR_LEN +
+				   f->payload_len);
+	return rsw_tx_trailer(tx, f, pos);
+}
+
+/* Fill the batch with the message's next FPDUs, up to its last one. */
+static enum rsw_mr_err rsw_tx_describe(struct rsw_tx *tx)
+{
+	u32 pos = tx->msg.done;
+	enum rsw_mr_err err;
+
+	tx->nbatch = 0;
+	while (tx->nbatch < RSW_TX_BATCH) {
+		struct rsw_tx_fpdu *f = &tx->batch[tx->nbatch];
+
+		err = rsw_tx_fpdu(tx, f, pos);
+		if (err)
+			return err;
+		tx->nbatch++;
+		pos = f->msg_end;
+		if (f->last)
+			break;
+	}
+	return RSW_MR_OK;
+}
+
+/* Hand the batch to the sink: 0, -EAGAIN (not all taken) or its error. */
+static int rsw_tx_push(struct rsw_tx *tx, bool *last)
+{
+	const struct rsw_tx_fpdu *f;
+	int n;
+
+	n = tx->sink->send(tx->sink_ctx, tx->batch, tx->nbatch,
+			   !tx->batch[tx->nbatch - 1].last);
+	if (n < 0)
+		return n;
+	if (WARN_ON_ONCE(n > tx->nbatch))
+		n = tx->nbatch;
+	if (n) {
+		f = &tx->batch[n - 1];
+		tx->msg.done = f->msg_end;
+		*last = f->last;
+	}
+	return n == tx->nbatch ? 0 : -EAGAIN;
+}
+
+/*
+ * Emit the rest of the message in progress.  0 once its last FPDU was
+ * taken (untagged: its queue's MSN advanced), -EAGAIN if the sink is
+ * full, -EFAULT with *@err if its source failed a memory check, or the
+ * sink's error.
+ */
+static int rsw_tx_emit(struct rsw_tx *tx, enum rsw_mr_err *err)
+{
+	bool last = false;
+	int ret;
+
+	while (!last) {
+		*err = rsw_tx_describe(tx);
+		if (*err)
+			return -EFAULT;
+		ret = rsw_tx_push(tx, &last);
+		if (ret)
+			return ret;
+	}
+	if (!rsw_rdmap_op_tagged(tx->msg.op))
+		tx->msn[rsw_rdmap_op_qn(tx->msg.op)]++;
+	return 0;
+}
+
+/* ------------------------------------------------------------ messages */
+
+int rsw_tx_init(struct rsw_tx *tx, const struct rsw_tx_config *cfg,
+		struct rsw_device *rsw, struct ib_pd *pd,
+		const struct rsw_tx_sink_ops *sink, void *ctx)
+{
+	u32 mulpdu;
+	int i;
+
+	if (cfg->markers)
+		return -EOPNOTSUPP;
+	mulpdu = rsw_mpa_mulpdu(cfg->mss, false);
+	if (cfg->max_ulpdu)
+		mulpdu = min(mulpdu, cfg->max_ulpdu);
+	/* Room for the largest header and at least one payload octet. */
+	if (mulpdu <= RSW_HDR_MAX_LEN || cfg->ord > RSW_MAX_RD_ATOM)
+		return -EINVAL;
+	memset(tx, 0, offsetof(struct rsw_tx, batch));
+	tx->cfg = *cfg;
+	tx->mulpdu = mulpdu;
+	tx->rsw = rsw;
+	tx->pd = pd;
+	tx->sink = sink;
+	tx->sink_ctx = ctx;
+	for (i = 0; i < ARRAY_SIZE(tx->msn); i++)
+		tx->msn[i] = 1;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_tx_init);
+
+/* Every SGE of the WQE copy is readable now (RSW_MR_OK) or not. */
+static enum rsw_mr_err rsw_tx_check_sges(struct rsw_tx *tx)
+{
+	const struct rdmap_sw_sqe *sqe = &tx->sqe;
+	struct rsw_mr_ref ref;
+	enum rsw_mr_err err;
+	unsigned int i;
+
+	for (i = 0; i < sqe->num_sge; i++) {
+		const struct rdmap_sw_sge *s = &sqe->sge[i];
+
+		if (!s->length)
+			continue;
+		err = rsw_mr_get(tx->rsw, tx->pd, s->lkey, s->addr, s->length,
+				 0, &ref);
+		if (err)
+			return err;
+		rsw_mr_ref_put(&ref);
+	}
+	return RSW_MR_OK;
+}
+
+/* Send opcode of a Send WQE, by Invalidate and Solicited Event. */
+static u8 rsw_tx_send_op(const struct rdmap_sw_sqe *sqe)
+{
+	bool se = sqe->flags & RDMAP_SW_SQE_SOLICITED;
+
+	if (sqe->opcode == RDMAP_SW_WR_SEND_WITH_INV)
+		return se ? RSW_OP_SEND_SE_INV : RSW_OP_SEND_INV;
+	return se ? RSW_OP_SEND_SE : RSW_OP_SEND;
+}
+
+/*
+ * Read Request of the WQE copy: sink = its local SGE (one, or none for
+ * zero length), source = the peer's rstag/raddr.  0 or the WC status.
+ */
+static u8 rsw_tx_read_msg(struct rsw_tx *tx)
+{
+	const struct rdmap_sw_sqe *sqe = &tx->sqe;
+	struct rsw_rdmap_rreq *rr = &tx->msg.rreq.rreq;
+	struct rsw_mr_ref ref;
+
+	if (sqe->num_sge > 1)
+		return RDMAP_SW_WC_LOC_QP_OP_ERR;
+	memset(&tx->msg.rreq, 0, sizeof(tx->msg.rreq));
+	if (sqe->num_sge && sqe->sge[0].length) {
+		if (rsw_mr_get(tx->rsw, tx->pd, sqe->sge[0].lkey,
+			       sqe->sge[0].addr, sqe->sge[0].length,
+			       IB_ACCESS_LOCAL_WRITE, &ref))
+			return RDMAP_SW_WC_LOC_PROT_ERR;
+		rsw_mr_ref_put(&ref);
+		rr->sink_stag = cpu_to_be32(sqe->sge[0].lkey);
+		rr->sink_to = cpu_to_be64(sqe->sge[0].addr);
+	}
+	rr->read_size = cpu_to_be32(sqe->length);
+	rr->src_stag = cpu_to_be32(sqe->rstag);
+	rr->src_to = cpu_to_be64(sqe->raddr);
+	tx->msg.op = RSW_OP_READ_REQ;
+	tx->msg.kind = RSW_TX_READ;
+	return RDMAP_SW_WC_SUCCESS;
+}
+
+/* Make the WQE copy tx->sqe the message in progress; 0 or WC status. */
+static u8 rsw_tx_wqe_msg(struct rsw_tx *tx)
+{
+	const struct rdmap_sw_sqe *sqe = &tx->sqe;
+	struct rsw_tx_msg *m = &tx->msg;
+
+	memset(m, 0, sizeof(*m));
+	m->kind = RSW_TX_WQE;
+	switch (sqe->opcode) {
+	case RDMAP_SW_WR_SEND:
+	case RDMAP_SW_WR_SEND_WITH_INV:
+		m->op = rsw_tx_send_op(sqe);
+		m->inval_stag = sqe->inv_stag;
+		break;
+	case RDMAP_SW_WR_RDMA_WRITE:
+		m->op = RSW_OP_WRITE;
+		m->stag = sqe->rstag;
+		m->to = sqe->raddr;
+		break;
+	case RDMAP_SW_WR_RDMA_READ:
+	case RDMAP_SW_WR_RDMA_READ_WITH_INV:
+		return rsw_tx_read_msg(tx);
+	default:
+		return RDMAP_SW_WC_LOC_QP_OP_ERR;
+	}
+	m->len = sqe->length;
+	if (sqe->flags & RDMAP_SW_SQE_INLINE) {
+		m->src = RSW_TX_SRC_INLINE;
+		if (m->len > RDMAP_SW_MAX_INLINE)
+			return RDMAP_SW_WC_LOC_LEN_ERR;
+		return RDMAP_SW_WC_SUCCESS;
+	}
+	m->src = RSW_TX_SRC_SGE;
+	if (rsw_tx_check_sges(tx))
+		return RDMAP_SW_WC_LOC_PROT_ERR;
+	return RDMAP_SW_WC_SUCCESS;
+}
+
+/*
+ * The message in progress is out: complete a Send/Write WQE of @qp (none
+ * in KUnit's @qp == NULL), record a Read Request as outstanding.
+ */
+static void rsw_tx_finish(struct rsw_tx *tx, struct rsw_qp *qp)
+{
+	enum rsw_tx_kind kind = tx->msg.kind;
+
+	tx->msg.kind = RSW_TX_IDLE;
+	if (kind == RSW_TX_READ) {
+		tx->rd_idx[tx->rd_tail++ % RSW_MAX_RD_ATOM] = tx->sqe_idx;
+		return;
+	}
+	if (kind == RSW_TX_WQE && qp)
+		rsw_qp_sq_complete(qp, tx->sqe_idx, RDMAP_SW_WC_SUCCESS,
+				   tx->msg.len);
+}
+
+/* Continue the message in progress; 0 when it is finished. */
+static int rsw_tx_resume(struct rsw_tx *tx, struct rsw_qp *qp)
+{
+	enum rsw_mr_err err;
+	int ret;
+
+	if (tx->msg.kind == RSW_TX_IDLE)
+		return 0;
+	ret = rsw_tx_emit(tx, &err);
+	if (ret == -EFAULT) {
+		/*
+		 * The memory went away mid-message (invalidated or
+		 * deregistered after the first segments): the message is
+		 * abandoned and the stream is broken.
+		 */
+		if (tx->msg.kind == RSW_TX_WQE && qp)
+			rsw_qp_sq_complete(qp, tx->sqe_idx,
+					   RDMAP_SW_WC_LOC_PROT_ERR, 0);
+		tx->msg.kind = RSW_TX_IDLE;
+	}
+	if (!ret)
+		rsw_tx_finish(tx, qp);
+	return ret;
+}
+
+int rsw_tx_wqe(struct rsw_tx *tx, struct rsw_qp *qp,
+	       const struct rdmap_sw_sqe *sqe, u32 idx)
+{
+	u8 status;
+
+	if (tx->msg.kind != RSW_TX_IDLE)
+		return -EBUSY;
+	if (sqe != &tx->sqe)
+		tx->sqe = *sqe;
+	tx->sqe_idx = idx;
+	status = rsw_tx_wqe_msg(tx);
+	if (status != RDMAP_SW_WC_SUCCESS) {
+		tx->msg.kind = RSW_TX_IDLE;
+		if (qp)
+			rsw_qp_sq_complete(qp, idx, status, 0);
+		return -EINVAL;
+	}
+	return rsw_tx_resume(tx, qp);
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_tx_wqe);
+
+int rsw_tx_read_response(struct rsw_tx *tx, const struct rsw_tx_rresp *rr,
+			 struct rsw_rx_term *term)
+{
+	struct rsw_tx_msg *m = &tx->msg;
+	struct rsw_mr_term mt;
+	struct rsw_mr_ref ref;
+	enum rsw_mr_err err;
+
+	if (m->kind != RSW_TX_IDLE)
+		return -EBUSY;
+	if (rr->len) {
+		err = rsw_mr_get(tx->rsw, tx->pd, rr->src_stag, rr->src_to,
+				 rr->len, IB_ACCESS_REMOTE_READ, &ref);
+		if (err) {
+			mt = rsw_mr_err_to_term(err, RSW_MR_USE_READ_REQ);
+			*term = (struct rsw_rx_term) {
+				.layer = mt.layer, .etype = mt.etype,
+				.ecode = mt.ecode,
+			};
+			return -EACCES;
+		}
+		rsw_mr_ref_put(&ref);
+	}
+	memset(m, 0, sizeof(*m));
+	m->kind = RSW_TX_RRESP;
+	m->op = RSW_OP_READ_RESP;
+	m->src = RSW_TX_SRC_MR;
+	m->len = rr->len;
+	m->stag = rr->sink_stag;
+	m->to = rr->sink_to;
+	m->src_stag = rr->src_stag;
+	m->src_to = rr->src_to;
+	return rsw_tx_resume(tx, NULL);
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_tx_read_response);
+
+void rsw_tx_term_from_rx(struct rsw_tx_term *t, const struct rsw_rx *rx)
+{
+	const struct rsw_rx_term *rt = rsw_rx_stopped(rx);
+
+	memset(t, 0, sizeof(*t));
+	if (!rt)
+		return;
+	t->layer = rt->layer;
+	t->etype = rt->etype;
+	t->ecode = rt->ecode;
+	t->ddp_hdr = rt->ddp_hdr;
+	t->rdma_hdr = rt->rdma_hdr;
+	memcpy(t->hdr, rx->hdr_octets, sizeof(t->hdr));
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_tx_term_from_rx);
+
+int rsw_tx_terminate(struct rsw_tx *tx, const struct rsw_tx_term *t)
+{
+	struct rsw_tx_msg *m = &tx->msg;
+
+	if (m->kind != RSW_TX_IDLE)
+		return -EBUSY;
+	memset(m, 0, sizeof(*m));
+	m->kind = RSW_TX_TERM;
+	m->op = RSW_OP_TERMINATE;
+	m->term = *t;
+	/* Headers of a Read Request travel only after an untagged one. */
+	if (m->term.rdma_hdr && (!m->term.ddp_hdr ||
+	    rsw_ddp_tagged((const struct rsw_ctrl *)m->term.hdr)))
+		m->term.rdma_hdr = false;
+	return rsw_tx_resume(tx, NULL);
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_tx_terminate);
+
+/* ---------------------------------------------------------- the driver */
+
+u32 rsw_tx_reads_outstanding(const struct rsw_tx *tx)
+{
+	return tx->rd_tail - tx->rd_head;
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_tx_reads_outstanding);
+
+bool rsw_tx_read_done(struct rsw_tx *tx, u32 *idx)
+{
+	if (!rsw_tx_reads_outstanding(tx))
+		return false;
+	*idx = tx->rd_idx[tx->rd_head++ % RSW_MAX_RD_ATOM];
+	return true;
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_tx_read_done);
+
+/* Whether the taken WQE tx->sqe must wait for Reads (fence, ORD). */
+static bool rsw_tx_blocked(const struct rsw_tx *tx)
+{
+	const struct rdmap_sw_sqe *sqe = &tx->sqe;
+	bool read = sqe->opcode == RDMAP_SW_WR_RDMA_READ ||
+		    sqe->opcode == RDMAP_SW_WR_RDMA_READ_WITH_INV;
+	u32 out = rsw_tx_reads_outstanding(tx);
+
+	if (sqe->flags & RDMAP_SW_SQE_FENCE && out)
+		return true;
+	return read && out >= tx->cfg.ord;
+}
+
+/* Take the next WQE into tx->sqe, or keep the one that was waiting. */
+static enum rsw_sq_take rsw_tx_take(struct rsw_tx *tx, struct rsw_qp *qp)
+{
+	enum rsw_sq_take t;
+
+	if (tx->sqe_pending)
+		t = RSW_SQ_WIRE;
+	else
+		t = rsw_qp_sq_take(qp, &tx->sqe, &tx->sqe_idx);
+	if (t != RSW_SQ_WIRE)
+		return t;
+	tx->sqe_pending = rsw_tx_blocked(tx);
+	return tx->sqe_pending ? RSW_SQ_EMPTY : RSW_SQ_WIRE;
+}
+
+int rsw_tx_process(struct rsw_tx *tx, struct rsw_qp *qp, unsigned int budget)
+{
+	unsigned int done = 0;
+	enum rsw_sq_take t;
+	int ret;
+
+	ret = rsw_tx_resume(tx, qp);
+	if (ret)
+		return ret;
+	while (done < budget) {
+		t = rsw_tx_take(tx, qp);
+		if (t == RSW_SQ_EMPTY)
+			break;
+		done++;
+		if (t == RSW_SQ_LOCAL)
+			continue;
+		ret = rsw_tx_wqe(tx, qp, &tx->sqe, tx->sqe_idx);
+		if (ret == -EINVAL)
+			continue;	/* completed with an error already */
+		if (ret)
+			return ret;
+	}
+	return done;
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_tx_process);
+
+void rsw_tx_abort(struct rsw_tx *tx, struct rsw_qp *qp)
+{
+	u32 idx;
+
+	if (tx->msg.kind == RSW_TX_WQE || tx->msg.kind == RSW_TX_READ ||
+	    tx->sqe_pending)
+		rsw_qp_sq_complete(qp, tx->sqe_idx, RDMAP_SW_WC_WR_FLUSH_ERR, 0);
+	tx->msg.kind = RSW_TX_IDLE;
+	tx->sqe_pending = false;
+	while (rsw_tx_read_done(tx, &idx))
+		rsw_qp_sq_complete(qp, idx, RDMAP_SW_WC_WR_FLUSH_ERR, 0);
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_tx_abort);

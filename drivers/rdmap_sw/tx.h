@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * rdmap_sw: the transmit side of one connection in full operation: send
+ * WQEs, Read Responses and Terminates turned into MPA FPDUs (RFC 5044
+ * framing, RFC 5041 DDP segments, RFC 5040 RDMAP headers).  The functions
+ * are declared in internal.h (tx.c group); this header holds the engine's
+ * state and the output abstraction a sink implements.
+ *
+ * Output.  The engine never touches a socket.  It describes each FPDU as
+ * an rsw_tx_fpdu: the header octets (ULPDU_Length through the last RDMAP
+ * header field) in a small buffer, the payload as pieces that are either
+ * (page, offset, length) of registered memory or a kernel pointer (inline
+ * data of the WQE copy), and the trailer (PAD and CRC).  The MPA CRC is
+ * computed once, while the FPDU is described.  A batch of consecutive
+ * FPDUs is handed to the sink's send(); a socket sink turns the batch into
+ * one bio_vec iov_iter for one sock_sendmsg() (MSG_MORE while @more); TCP
+ * copies it for now.  Zero copy (MSG_SPLICE_PAGES) would need headers,
+ * trailers and pointer pieces in page fragments of the sink's own, and
+ * the lifetime rule below.
+ *
+ * The sink returns how many FPDUs of the batch it took (0..n), or a
+ * negative errno for a broken stream.  Fewer than n means "full, call
+ * again later": the engine keeps its position and describes the FPDUs not
+ * taken again on its next call, identically while their memory is unchanged
+ * (same message offset, pieces and CRC), so an FPDU the socket took only in
+ * part counts as not taken and the sink skips the octets it already sent
+ * (tx_sock.c).
+ * @more is true while the batch does not end the message in progress.
+ *
+ * Page pieces hold no page references: they are valid until send()
+ * returns.  A sink that keeps them longer (zero copy) relies on the
+ * memory outliving TCP's use of it, which an invalidation does not
+ * guarantee (see rsw_mr_bvecs() in internal.h).
+ */
+#ifndef _RDMAP_SW_TX_H
+#define _RDMAP_SW_TX_H
+
+#include <linux/bvec.h>
+#include <linux/types.h>
+#include <rdma/rdmap_sw-abi.h>
+
+#include "qp.h"
+#include "rx.h"
+#include "wire.h"
+
+/* Payload pieces of one FPDU; a segment ends early when they run out. */
+#define RSW_TX_MAX_PIECES	24
+/* FPDUs described before the sink is called. */
+#define RSW_TX_BATCH		8
+
+/* One payload piece: @page + @off, or @kva when @page is NULL. */
+struct rsw_tx_piece {
+	struct page *page;
+	const void *kva;
+	u32 off;
+	u32 len;
+};
+
+/* One FPDU as sent: hdr_len header octets, the pieces, trailer_len octets. */
+struct rsw_tx_fpdu {
+	union {
+		union rsw_hdr hdr;
+		u8 hdr_octets[RSW_HDR_MAX_LEN];
+	};
+	u32 hdr_len;
+	u32 payload_len;
+	u32 npieces;
+	u32 trailer_len;		/* PAD + CRC */
+	u8 trailer[RSW_MPA_ALIGN - 1 + RSW_MPA_CRC_LEN];
+	u32 msg_end;			/* message offset after this FPDU */
+	bool last;			/* DDP L flag */
+	struct rsw_tx_piece piece[RSW_TX_MAX_PIECES];
+};
+
+/*
+ * The sink.  send() runs in the context of the engine's caller and must
+ * not sleep if the caller may not (the engine itself never sleeps).
+ */
+struct rsw_tx_sink_ops {
+	int (*send)(void *ctx, const struct rsw_tx_fpdu *f, unsigned int n,
+		    bool more);
+};
+
+/* Negotiated parameters of the stream. */
+struct rsw_tx_config {
+	bool crc;		/* MPA CRC negotiated (else the field is 0) */
+	bool markers;		/* MPA Markers: not supported */
+	u32 mss;		/* effective MSS of the TCP connection */
+	u32 max_ulpdu;		/* optional lower cap on the ULPDU, 0: none */
+	u32 ord;		/* Reads in flight at most (ORD); 0: none */
+};
+
+/*
+ * An inbound Read Request to answer (RFC 5040 section 4.4 fields): the
+ * Read Response goes to the requester's sink, from the local source.
+ */
+struct rsw_tx_rresp {
+	u32 sink_stag;
+	u64 sink_to;
+	u32 src_stag;
+	u64 src_to;
+	u32 len;
+};
+
+/*
+ * A Terminate to send (RFC 5040 section 4.8): the reason, and the headers
+ * of the offending segment when known (as rsw_rx_term says, the octets
+ * from rsw_rx.hdr_octets; rsw_tx_term_from_rx() fills it).
+ */
+struct rsw_tx_term {
+	u8 layer;
+	u8 etype;
+	u8 ecode;
+	bool ddp_hdr;		/* @hdr holds segment length + DDP header */
+	bool rdma_hdr;		/* @hdr holds a Read Request header after it */
+	u8 hdr[RSW_HDR_MAX_LEN];
+};
+
+/* Where the payload of the message in progress comes from. */
+enum rsw_tx_src {
+	RSW_TX_SRC_NONE,	/* no payload (Read Request, Terminate) */
+	RSW_TX_SRC_SGE,		/* tx->sqe.sge[], local lkeys */
+	RSW_TX_SRC_INLINE,	/* tx->sqe.inline_data */
+	RSW_TX_SRC_MR,		/* Read Response: src_stag / src_to */
+};
+
+/* What the message in progress is for, i.e. what finishing it does. */
+enum rsw_tx_kind {
+	RSW_TX_IDLE,		/* no message in progress */
+	RSW_TX_WQE,		/* Send or Write: complete the WQE */
+	RSW_TX_READ,		/* Read Request: WQE outstanding until RX */
+	RSW_TX_RRESP,		/* Read Response: nothing to complete */
+	RSW_TX_TERM,		/* Terminate */
+};
+
+/* The message in progress. */
+struct rsw_tx_msg {
+	enum rsw_tx_kind kind;
+	enum rsw_tx_src src;
+	u8 op;			/* enum rsw_rdmap_opcode */
+	u32 len;		/* payload octets */
+	u32 done;		/* payload octets taken by the sink */
+	u32 stag;		/* tagged: sink STag, base TO */
+	u64 to;
+	u32 inval_stag;		/* Send with Invalidate */
+	u32 src_stag;		/* RSW_TX_SRC_MR */
+	u64 src_to;
+	union {
+		struct rsw_hdr_rreq rreq;	/* Read Request header */
+		struct rsw_tx_term term;	/* Terminate */
+	};
+};
+
+/* TX state of one stream; owned by the QP, serialised by its caller. */
+struct rsw_tx {
+	struct rsw_tx_config cfg;
+	u32 mulpdu;			/* largest ULPDU sent */
+	struct rsw_device *rsw;
+	struct ib_pd *pd;
+	const struct rsw_tx_sink_ops *sink;
+	void *sink_ctx;
+
+	u32 msn[RSW_QN_TERMINATE + 1];	/* next MSN per untagged queue */
+	struct rsw_tx_msg msg;
+	u32 sqe_idx;			/* ticket of tx->sqe while in progress */
+	bool sqe_pending;		/* taken, waiting for a fence or ORD */
+	struct rdmap_sw_sqe sqe;	/* copy of the WQE being sent */
+
+	/* Read Requests sent, waiting for their last Read Response. */
+	u32 rd_idx[RSW_MAX_RD_ATOM];
+	u32 rd_head;
+	u32 rd_tail;
+
+	u32 nbatch;
+	struct rsw_tx_fpdu batch[RSW_TX_BATCH];
+};
+
+/*
+ * Bio_vecs of one batch: header, trailer and pointer pieces may each
+ * straddle a page end.
+ */
+#define RSW_TX_SOCK_BVECS	(RSW_TX_BATCH * (2 * RSW_TX_MAX_PIECES + 4))
+
+/* The socket sink (tx_sock.c): one per stream, owned with its rsw_tx. */
+struct rsw_tx_sock {
+	struct socket *sock;
+	u32 skip;		/* octets of the next FPDU already sent */
+	u32 skip_len;		/* its length then */
+	struct bio_vec bv[RSW_TX_SOCK_BVECS];
+};
+
+#endif /* _RDMAP_SW_TX_H */

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The socket sink of the transmit engine (contract in tx.h): each batch of
+ * FPDUs becomes one bio_vec iov_iter for one sock_sendmsg() with
+ * MSG_DONTWAIT, and MSG_MORE while the message continues.  TCP copies the
+ * octets (no MSG_SPLICE_PAGES yet: page pieces hold no references and the
+ * headers live in the engine's batch, so splicing needs page fragments and
+ * a lifetime rule for registered memory first).
+ *
+ * A partial send.  TCP may take part of an FPDU.  That FPDU then counts as
+ * not taken, and the sink remembers how many of its octets went out
+ * (@skip); the engine describes the same FPDU again on its next call
+ * (same message offset, same pieces) and the sink skips those octets.
+ * Should its length differ (its memory was re-registered meanwhile), the
+ * stream cannot be continued: -EIO.
+ *
+ * Process context only: sock_sendmsg() takes the socket lock, which may
+ * sleep; it never waits for send buffer space.
+ */
+#include <linux/bvec.h>
+#include <linux/mm.h>
+#include <linux/net.h>
+#include <linux/socket.h>
+#include <linux/uio.h>
+#include <linux/vmalloc.h>
+
+#include "internal.h"
+
+/* Page of a kernel address in the linear map or vmalloc space, or NULL. */
+static struct page *rsw_tx_sock_page(const void *kva)
+{
+	if (virt_addr_valid(kva))
+		return virt_to_page(kva);
+	if (is_vmalloc_addr(kva))
+		return vmalloc_to_page(kva);
+	return NULL;
+}
+
+/* Append [@kva, @kva + @len) cut at page ends; false if out of room. */
+static bool rsw_tx_sock_kva(struct rsw_tx_sock *ts, unsigned int *nbv,
+			    const void *kva, u32 len)
+{
+	while (len) {
+		u32 off = offset_in_page(kva);
+		u32 n = min_t(u32, len, PAGE_SIZE - off);
+		struct page *page = rsw_tx_sock_page(kva);
+
+		if (!page || *nbv == ARRAY_SIZE(ts->bv))
+			return false;
+		bvec_set_page(&ts->bv[(*nbv)++], page, n, off);
+		kva += n;
+		len -= n;
+	}
+	return true;
+}
+
+/* The bio_vecs of FPDU @f; its length in *@len, or false. */
+static bool rsw_tx_sock_fpdu(struct rsw_tx_sock *ts, unsigned int *nbv,
+			     const struct rsw_tx_fpdu *f, u32 *len)
+{
+	u32 i;
+
+	if (!rsw_tx_sock_kva(ts, nbv, f->hdr_octets, f->hdr_len))
+		return false;
+	for (i = 0; i < f->npieces; i++) {
+		const struct rsw_tx_piece *p = &f->piece[i];
+
+		if (!p->page) {
+			if (!rsw_tx_sock_kva(ts, nbv, p->kva, p->len))
+				return false;
+			continue;
+		}
+		if (*nbv == ARRAY_SIZE(ts->bv))
+			return false;
+		bvec_set_page(&ts->bv[(*nbv)++], p->page, p->len, p->off);
+	}
+	*len = f->hdr_len + f->payload_len + f->trailer_len;
+	return rsw_tx_sock_kva(ts, nbv, f->trailer, f->trailer_len);
+}
+
+/* FPDUs of @len[] covered whole by @sent octets; the rest in ts->skip. */
+static int rsw_tx_sock_taken(struct rsw_tx_sock *ts, const u32 *len,
+			     unsigned int n, size_t sent)
+{
+	unsigned int i;
+
+	for (i = 0; i < n && sent >= len[i]; i++)
+		sent -= len[i];
+	ts->skip = sent;
+	ts->skip_len = sent ? len[i] : 0;
+	return i;
+}
+
+static int rsw_tx_sock_send(void *ctx, const struct rsw_tx_fpdu *f,
+			    unsigned int n, bool more)
+{
+	struct rsw_tx_sock *ts = ctx;
+	struct msghdr msg = { .msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL };
+	u32 len[RSW_TX_BATCH];
+	unsigned int i, nbv = 0;
+	size_t total = 0;
+	int ret;
+
+	if (more)
+		msg.msg_flags |= MSG_MORE;
+	for (i = 0; i < n && i < RSW_TX_BATCH; i++) {
+		if (!rsw_tx_sock_fpdu(ts, &nbv, &f[i], &len[i]))
+			return -EFAULT;
+		total += len[i];
+	}
+	/*
+	 * The FPDU sent in part must come back the same; if its source
+	 * changed length meanwhile (re-registered memory) the stream is lost.
+	 */
+	if (ts->skip && ts->skip_len != len[0])
+		return -EIO;
+	iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, ts->bv, nbv, total);
+	iov_iter_advance(&msg.msg_iter, ts->skip);
+	ret = sock_sendmsg(ts->sock, &msg);
+	if (ret == -EAGAIN)
+		return 0;
+	if (ret < 0)
+		return ret;
+	return rsw_tx_sock_taken(ts, len, i, ts->skip + ret);
+}
+
+const struct rsw_tx_sink_ops rsw_tx_sock_ops = { .send = rsw_tx_sock_send };
+EXPORT_SYMBOL_IF_KUNIT(rsw_tx_sock_ops);
+
+void rsw_tx_sock_init(struct rsw_tx_sock *ts, struct socket *sock)
+{
+	ts->sock = sock;
+	ts->skip = 0;
+	ts->skip_len = 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_tx_sock_init);

@@ -1,0 +1,1260 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit suite rdmap_sw_tx: the transmit engine (tx.c) checked by round
+ * trip.  Every case lets the engine emit into a sink that copies the FPDUs
+ * into a byte buffer, then feeds those bytes to the receive parser (rx.c)
+ * with a consumer that records every segment and places the payload into
+ * a flat buffer by message offset (untagged MO, tagged TO - base).  The
+ * parser validates framing, CRC, queue numbers, MSN windows and MO; the
+ * cases assert the headers (opcode, L flag, MSN, MO, STag, TO) segment by
+ * segment and the payload byte for byte.
+ *
+ * Payload lives in vmalloc memory (pages not contiguous) reached through
+ * the PD's DMA MR, or in a fast-registration MR for Read Response sources.
+ * The QP-level cases post through the real ib_core and drive
+ * rsw_tx_process() against a QP in RESET, as qp_kunit.c drives
+ * rsw_qp_sq_take().
+ */
+#include <kunit/resource.h>
+#include <kunit/test.h>
+#include <linux/delay.h>
+#include <linux/highmem.h>
+#include <linux/in.h>
+#include <linux/module.h>
+#include <linux/net.h>
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <net/sock.h>
+#include <rdma/ib_verbs.h>
+
+#include "env.h"
+#include "internal.h"
+#include "fpdu.h"
+#include "mem.h"
+#include "wire.h"
+
+RSW_IMPORT_KUNIT_NS();
+
+#define TX_MSS		1460
+#define TX_STREAM_MAX	(512 * 1024)
+#define TX_MSG_MAX	(80 * 1024)
+#define TX_SEG_MAX	320
+#define TX_RSTAG	0x00abcd42U
+#define TX_RADDR	0x7000000000001003ULL
+#define TX_INV_STAG	0x00beef17U
+
+static const u8 tx_mac[ETH_ALEN] = { 0x02, 0x00, 0x5e, 0x30, 0x70, 0x01 };
+static struct rsw_env_suite tx_env;
+
+static int tx_suite_init(struct kunit_suite *suite)
+{
+	return rsw_env_suite_init(&tx_env, tx_mac, "rswtx%d", "rswtx0");
+}
+
+static void tx_suite_exit(struct kunit_suite *suite)
+{
+	rsw_env_suite_exit(&tx_env);
+}
+
+/* ------------------------------------------------------------ the sink */
+
+struct tx_sink {
+	u8 *buf;
+	size_t len;
+	unsigned int calls;
+	unsigned int fpdus;
+	int take;		/* FPDUs taken per call, 0: all */
+	bool more_last;		/* @more of the last call */
+};
+
+static void tx_sink_copy(struct tx_sink *s, const void *p, u32 len)
+{
+	if (s->len + len > TX_STREAM_MAX)
+		return;
+	memcpy(s->buf + s->len, p, len);
+	s->len += len;
+}
+
+static int tx_sink_send(void *ctx, const struct rsw_tx_fpdu *f,
+			unsigned int n, bool more)
+{
+	struct tx_sink *s = ctx;
+	unsigned int i, j;
+
+	s->calls++;
+	s->more_last = more;
+	if (s->take && n > s->take)
+		n = s->take;
+	for (i = 0; i < n; i++, f++) {
+		tx_sink_copy(s, f->hdr_octets, f->hdr_len);
+		for (j = 0; j < f->npieces; j++) {
+			const struct rsw_tx_piece *p = &f->piece[j];
+			u8 *va;
+
+			if (!p->page) {
+				tx_sink_copy(s, p->kva, p->len);
+				continue;
+			}
+			va = kmap_local_page(p->page);
+			tx_sink_copy(s, va + p->off, p->len);
+			kunmap_local(va);
+		}
+		tx_sink_copy(s, f->trailer, f->trailer_len);
+		s->fpdus++;
+	}
+	return n;
+}
+
+static const struct rsw_tx_sink_ops tx_sink_ops = { .send = tx_sink_send };
+
+/* -------------------------------------------------- the recording consumer */
+
+struct tx_seg {
+	u8 opcode;
+	bool last;
+	bool tagged;
+	u32 stag;
+	u64 to;
+	u8 qn;
+	u32 msn;
+	u32 mo;
+	u32 len;
+	u32 inval;
+	union rsw_hdr hdr;
+	u8 hdr_octets[RSW_HDR_MAX_LEN];
+};
+
+struct tx_rec {
+	u64 base_to;			/* tagged TO of message offset 0 */
+	u8 *data;			/* TX_MSG_MAX octets placed */
+	u32 placed;
+	u32 nseg;
+	struct tx_seg seg[TX_SEG_MAX];
+	bool stopped;
+	struct rsw_rx_term term;
+};
+
+static void tx_rec_window(void *ctx, u8 qn, u32 msn, struct rsw_rx_window *w)
+{
+	w->msn = msn;
+	w->count = 1;
+	w->len = TX_MSG_MAX;
+}
+
+static bool tx_rec_place(struct tx_rec *r, u64 off, const void *data, u32 len)
+{
+	if (off > TX_MSG_MAX || len > TX_MSG_MAX - off)
+		return false;
+	memcpy(r->data + off, data, len);
+	r->placed += len;
+	return true;
+}
+
+static bool tx_rec_place_tagged(void *ctx, const struct rsw_rx_seg *seg,
+				u64 to, const void *data, u32 len,
+				struct rsw_rx_term *term)
+{
+	struct tx_rec *r = ctx;
+
+	term->layer = 0xf;
+	return tx_rec_place(r, to - r->base_to, data, len);
+}
+
+static bool tx_rec_place_untagged(void *ctx, const struct rsw_rx_seg *seg,
+				  u32 mo, const void *data, u32 len,
+				  struct rsw_rx_term *term)
+{
+	term->layer = 0xf;
+	return tx_rec_place(ctx, mo, data, len);
+}
+
+static bool tx_rec_seg_done(void *ctx, const struct rsw_rx_seg *seg,
+			    struct rsw_rx_term *term)
+{
+	struct tx_rec *r = ctx;
+	struct tx_seg *s;
+
+	if (r->nseg == TX_SEG_MAX) {
+		term->layer = 0xf;
+		return false;
+	}
+	s = &r->seg[r->nseg++];
+	*s = (struct tx_seg) {
+		.opcode = seg->opcode, .last = seg->last, .tagged = seg->tagged,
+		.stag = seg->stag, .to = seg->to, .qn = seg->qn,
+		.msn = seg->msn, .mo = seg->mo, .len = seg->payload_len,
+		.inval = seg->inval_stag,
+	};
+	memcpy(s->hdr_octets, seg->hdr, RSW_HDR_MAX_LEN);
+	return true;
+}
+
+static void tx_rec_stop(void *ctx, const struct rsw_rx_seg *seg,
+			const struct rsw_rx_term *term)
+{
+	struct tx_rec *r = ctx;
+
+	r->stopped = true;
+	r->term = *term;
+}
+
+static const struct rsw_rx_ops tx_rec_ops = {
+	.window = tx_rec_window,
+	.place_tagged = tx_rec_place_tagged,
+	.place_untagged = tx_rec_place_untagged,
+	.seg_done = tx_rec_seg_done,
+	.stop = tx_rec_stop,
+};
+
+/* ------------------------------------------------------------ fixtures */
+
+struct tx_ctx {
+	struct rsw_tx *tx;
+	struct tx_sink sink;
+	struct tx_rec *rec;
+	struct rsw_rx rx;
+	u8 *mem;			/* TX_MSG_MAX + 2 pages, vmalloc */
+};
+
+static void tx_vfree(void *p)
+{
+	vfree(p);
+}
+
+static void *tx_vzalloc(struct kunit *test, size_t size)
+{
+	void *p = vzalloc(size);
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, tx_vfree, p), 0);
+	return p;
+}
+
+static struct tx_ctx *tx_ctx(struct kunit *test, bool crc, u32 ord)
+{
+	struct rsw_tx_config cfg = { .crc = crc, .mss = TX_MSS, .ord = ord };
+	struct tx_ctx *c = kunit_kzalloc(test, sizeof(*c), GFP_KERNEL);
+	u32 i;
+
+	KUNIT_ASSERT_NOT_NULL(test, c);
+	c->tx = tx_vzalloc(test, sizeof(*c->tx));
+	c->rec = tx_vzalloc(test, sizeof(*c->rec));
+	c->rec->data = tx_vzalloc(test, TX_MSG_MAX);
+	c->sink.buf = tx_vzalloc(test, TX_STREAM_MAX);
+	c->mem = tx_vzalloc(test, TX_MSG_MAX + 2 * PAGE_SIZE);
+	for (i = 0; i < TX_MSG_MAX + 2 * PAGE_SIZE; i++)
+		c->mem[i] = i * 7 + (i >> 8) * 13 + 1;
+	KUNIT_ASSERT_EQ(test, rsw_tx_init(c->tx, &cfg, tx_env.rsw, tx_env.pd,
+					  &tx_sink_ops, &c->sink), 0);
+	return c;
+}
+
+/* Feed everything the sink got to a fresh parser; all must be consumed. */
+static void tx_parse(struct kunit *test, struct tx_ctx *c, bool crc)
+{
+	struct rsw_rx_config cfg = { .crc = crc, .max_ulpdu = 0xffff };
+
+	memset(c->rec->seg, 0, sizeof(c->rec->seg));
+	c->rec->nseg = 0;
+	c->rec->placed = 0;
+	c->rec->stopped = false;
+	KUNIT_ASSERT_EQ(test, rsw_rx_init(&c->rx, &cfg, &tx_rec_ops, c->rec),
+			0);
+	KUNIT_EXPECT_EQ(test, rsw_rx_feed(&c->rx, c->sink.buf, c->sink.len),
+			c->sink.len);
+	KUNIT_EXPECT_FALSE_MSG(test, c->rec->stopped, "stopped: %u/%u/%u",
+			       c->rec->term.layer, c->rec->term.etype,
+			       c->rec->term.ecode);
+}
+
+static struct rdmap_sw_sqe *tx_sqe(struct kunit *test, u8 opcode)
+{
+	struct rdmap_sw_sqe *sqe = kunit_kzalloc(test, sizeof(*sqe),
+						 GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, sqe);
+	sqe->opcode = opcode;
+	sqe->rstag = TX_RSTAG;
+	sqe->raddr = TX_RADDR;
+	sqe->inv_stag = TX_INV_STAG;
+	return sqe;
+}
+
+static void tx_sqe_sge(struct rdmap_sw_sqe *sqe, const void *p, u32 len)
+{
+	struct rdmap_sw_sge *s = &sqe->sge[sqe->num_sge++];
+
+	s->addr = (uintptr_t)p;
+	s->length = len;
+	s->lkey = tx_env.pd->local_dma_lkey;
+	sqe->length += len;
+}
+
+/* Payload room of one segment of @op with MSS TX_MSS. */
+static u32 tx_room(u8 op)
+{
+	return rsw_mpa_mulpdu(TX_MSS, false) - rsw_rdmap_hdr_len(op);
+}
+
+/*
+ * The segments recorded from index @first are one message of @op with
+ * @len payload octets cut at tx_room(op), queue MSN @msn or tagged at
+ * TX_RSTAG/TX_RADDR, and its payload equals @src.
+ */
+static void tx_expect_msg(struct kunit *test, struct tx_ctx *c, u32 first,
+			  u8 op, u32 len, u32 msn, const u8 *src)
+{
+	u32 room = tx_room(op), nseg = len ? DIV_ROUND_UP(len, room) : 1;
+	struct tx_rec *r = c->rec;
+	u32 k;
+
+	KUNIT_ASSERT_GE(test, r->nseg, first + nseg);
+	for (k = 0; k < nseg; k++) {
+		const struct tx_seg *s = &r->seg[first + k];
+
+		KUNIT_EXPECT_EQ_MSG(test, s->opcode, op, "seg %u", k);
+		KUNIT_EXPECT_EQ_MSG(test, s->last, k == nseg - 1, "seg %u", k);
+		KUNIT_EXPECT_EQ_MSG(test, s->len,
+				    k == nseg - 1 ? len - k * room : room,
+				    "seg %u", k);
+		if (rsw_rdmap_op_tagged(op)) {
+			KUNIT_EXPECT_TRUE(test, s->tagged);
+			KUNIT_EXPECT_EQ(test, s->stag, TX_RSTAG);
+			KUNIT_EXPECT_EQ(test, s->to, TX_RADDR + k * room);
+			continue;
+		}
+		KUNIT_EXPECT_FALSE(test, s->tagged);
+		KUNIT_EXPECT_EQ(test, s->qn, rsw_rdmap_op_qn(op));
+		KUNIT_EXPECT_EQ_MSG(test, s->msn, msn, "seg %u", k);
+		KUNIT_EXPECT_EQ_MSG(test, s->mo, k * room, "seg %u", k);
+		KUNIT_EXPECT_EQ(test, s->inval,
+				rsw_rdmap_op_inval(op) ? TX_INV_STAG : 0);
+	}
+	if (src && len)
+		KUNIT_EXPECT_EQ(test, memcmp(r->data, src, len), 0);
+}
+
+/* ------------------------------------------------ opcodes x sizes round trip */
+
+struct tx_op_case {
+	const char *name;
+	u8 wr;			/* RDMAP_SW_WR_* */
+	bool se;
+	u8 op;			/* expected RSW_OP_* */
+};
+
+static const struct tx_op_case tx_op_cases[] = {
+	{ "Send", RDMAP_SW_WR_SEND, false, RSW_OP_SEND },
+	{ "Send with SE", RDMAP_SW_WR_SEND, true, RSW_OP_SEND_SE },
+	{ "Send with Invalidate", RDMAP_SW_WR_SEND_WITH_INV, false,
+	  RSW_OP_SEND_INV },
+	{ "Send with SE and Invalidate", RDMAP_SW_WR_SEND_WITH_INV, true,
+	  RSW_OP_SEND_SE_INV },
+	{ "RDMA Write", RDMAP_SW_WR_RDMA_WRITE, false, RSW_OP_WRITE },
+};
+
+/* Sizes: fixed, or relative to the payload room of a segment. */
+enum tx_size_kind { TX_FIXED, TX_ROOM };
+
+static const struct { enum tx_size_kind kind; int n; } tx_sizes[] = {
+	{ TX_FIXED, 0 }, { TX_FIXED, 1 }, { TX_FIXED, 3 }, { TX_FIXED, 4 },
+	{ TX_ROOM, -1 }, { TX_ROOM, 0 }, { TX_ROOM, 1 },
+	{ TX_FIXED, TX_MSS - 1 }, { TX_FIXED, TX_MSS }, { TX_FIXED, TX_MSS + 1 },
+	{ TX_FIXED, 3 * 4096 + 5 }, { TX_FIXED, 64 * 1024 },
+};
+
+#define TX_NPARAMS (ARRAY_SIZE(tx_op_cases) * ARRAY_SIZE(tx_sizes))
+
+/* Parameter i is &tx_rt_params[i]: operation i / sizes, size i % sizes. */
+static const u8 tx_rt_params[TX_NPARAMS];
+
+static u32 tx_param_len(u32 i)
+{
+	const struct tx_op_case *oc = &tx_op_cases[i / ARRAY_SIZE(tx_sizes)];
+	u32 s = i % ARRAY_SIZE(tx_sizes);
+
+	if (tx_sizes[s].kind == TX_ROOM)
+		return tx_room(oc->op) + tx_sizes[s].n;
+	return tx_sizes[s].n;
+}
+
+static const void *tx_rt_gen(const void *prev, char *desc)
+{
+	u32 i = prev ? (const u8 *)prev - tx_rt_params + 1 : 0;
+
+	if (i >= TX_NPARAMS)
+		return NULL;
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s, %u octets",
+		 tx_op_cases[i / ARRAY_SIZE(tx_sizes)].name, tx_param_len(i));
+	return &tx_rt_params[i];
+}
+
+static void tx_roundtrip(struct kunit *test)
+{
+	u32 i = (const u8 *)test->param_value - tx_rt_params;
+	const struct tx_op_case *oc = &tx_op_cases[i / ARRAY_SIZE(tx_sizes)];
+	u32 len = tx_param_len(i);
+	struct tx_ctx *c = tx_ctx(test, true, 4);
+	struct rdmap_sw_sqe *sqe = tx_sqe(test, oc->wr);
+	const u8 *src = c->mem + 3;	/* odd offset */
+
+	if (oc->se)
+		sqe->flags |= RDMAP_SW_SQE_SOLICITED;
+	tx_sqe_sge(sqe, src, len);
+	c->rec->base_to = TX_RADDR;
+	KUNIT_ASSERT_EQ(test, rsw_tx_wqe(c->tx, NULL, sqe, 0), 0);
+	KUNIT_EXPECT_FALSE(test, c->sink.more_last);
+	tx_parse(test, c, true);
+	tx_expect_msg(test, c, 0, oc->op, len, 1, src);
+	KUNIT_EXPECT_EQ(test, c->rec->nseg,
+			len ? DIV_ROUND_UP(len, tx_room(oc->op)) : 1);
+	KUNIT_EXPECT_EQ(test, c->rec->placed, len);
+}
+
+/* Without CRC the trailer is zero and the parser (CRC off) accepts it. */
+static void tx_no_crc(struct kunit *test)
+{
+	struct tx_ctx *c = tx_ctx(test, false, 4);
+	struct rdmap_sw_sqe *sqe = tx_sqe(test, RDMAP_SW_WR_SEND);
+
+	tx_sqe_sge(sqe, c->mem, 5);
+	KUNIT_ASSERT_EQ(test, rsw_tx_wqe(c->tx, NULL, sqe, 0), 0);
+	/* 20 header + 5 payload + 3 PAD + 4 CRC. */
+	KUNIT_ASSERT_EQ(test, c->sink.len, 32);
+	KUNIT_EXPECT_EQ(test, *(u32 *)(c->sink.buf + 28), 0U);
+	tx_parse(test, c, false);
+	tx_expect_msg(test, c, 0, RSW_OP_SEND, 5, 1, c->mem);
+}
+
+/* Multi-SGE over page boundaries at odd offsets, and zero-length SGEs. */
+static void tx_multi_sge(struct kunit *test)
+{
+	struct tx_ctx *c = tx_ctx(test, true, 4);
+	struct rdmap_sw_sqe *sqe = tx_sqe(test, RDMAP_SW_WR_SEND);
+	static const u32 off[] = { 4095, 1, 8191, 13, 20001, 777 };
+	static const u32 len[] = { 1, 0, 4099, 1455, 9000, 7 };
+	u8 *expect = kunit_kzalloc(test, 16 * 1024, GFP_KERNEL);
+	u32 i, total = 0;
+
+	KUNIT_ASSERT_NOT_NULL(test, expect);
+	for (i = 0; i < ARRAY_SIZE(off); i++) {
+		tx_sqe_sge(sqe, c->mem + off[i], len[i]);
+		memcpy(expect + total, c->mem + off[i], len[i]);
+		total += len[i];
+	}
+	KUNIT_ASSERT_EQ(test, rsw_tx_wqe(c->tx, NULL, sqe, 0), 0);
+	tx_parse(test, c, true);
+	tx_expect_msg(test, c, 0, RSW_OP_SEND, total, 1, expect);
+}
+
+/*
+ * 16 SGEs of 90 octets, each straddling a page end: two pieces per SGE,
+ * so the first segment ends early when its RSW_TX_MAX_PIECES run out
+ * (12 SGEs), before the payload room (1434) is reached.
+ */
+static void tx_pieces_run_out(struct kunit *test)
+{
+	struct tx_ctx *c = tx_ctx(test, true, 4);
+	struct rdmap_sw_sqe *sqe = tx_sqe(test, RDMAP_SW_WR_SEND);
+	u8 *expect = kunit_kzalloc(test, 16 * 90, GFP_KERNEL);
+	u32 i, first = RSW_TX_MAX_PIECES / 2 * 90;
+
+	KUNIT_ASSERT_NOT_NULL(test, expect);
+	for (i = 0; i < 16; i++) {
+		const u8 *p = c->mem + (i + 1) * PAGE_SIZE - 45;
+
+		tx_sqe_sge(sqe, p, 90);
+		memcpy(expect + i * 90, p, 90);
+	}
+	KUNIT_ASSERT_EQ(test, rsw_tx_wqe(c->tx, NULL, sqe, 0), 0);
+	KUNIT_EXPECT_EQ(test, c->sink.fpdus, 2);
+	tx_parse(test, c, true);
+	KUNIT_ASSERT_EQ(test, c->rec->nseg, 2);
+	KUNIT_EXPECT_EQ(test, c->rec->seg[0].len, first);
+	KUNIT_EXPECT_FALSE(test, c->rec->seg[0].last);
+	KUNIT_EXPECT_EQ(test, c->rec->seg[1].mo, first);
+	KUNIT_EXPECT_EQ(test, c->rec->seg[1].len, 16 * 90 - first);
+	KUNIT_EXPECT_TRUE(test, c->rec->seg[1].last);
+	KUNIT_EXPECT_EQ(test, c->rec->seg[1].msn, 1);
+	KUNIT_EXPECT_EQ(test, memcmp(c->rec->data, expect, 16 * 90), 0);
+}
+
+/* Inline data comes from the WQE copy. */
+static void tx_inline(struct kunit *test)
+{
+	struct tx_ctx *c = tx_ctx(test, true, 4);
+	struct rdmap_sw_sqe *sqe = tx_sqe(test, RDMAP_SW_WR_RDMA_WRITE);
+	u32 i;
+
+	sqe->flags |= RDMAP_SW_SQE_INLINE;
+	sqe->length = RDMAP_SW_MAX_INLINE - 1;
+	for (i = 0; i < sqe->length; i++)
+		sqe->inline_data[i] = 0x5a ^ i;
+	c->rec->base_to = TX_RADDR;
+	KUNIT_ASSERT_EQ(test, rsw_tx_wqe(c->tx, NULL, sqe, 0), 0);
+	tx_parse(test, c, true);
+	tx_expect_msg(test, c, 0, RSW_OP_WRITE, sqe->length, 0,
+		      sqe->inline_data);
+}
+
+/* A corrupted payload octet fails the CRC check. */
+static void tx_crc_corrupt(struct kunit *test)
+{
+	struct tx_ctx *c = tx_ctx(test, true, 4);
+	struct rdmap_sw_sqe *sqe = tx_sqe(test, RDMAP_SW_WR_SEND);
+
+	tx_sqe_sge(sqe, c->mem, 3000);
+	KUNIT_ASSERT_EQ(test, rsw_tx_wqe(c->tx, NULL, sqe, 0), 0);
+	c->sink.buf[2000] ^= 0x10;	/* in the second FPDU */
+	KUNIT_ASSERT_EQ(test, rsw_rx_init(&c->rx, &(struct rsw_rx_config) {
+				.crc = true, .max_ulpdu = 0xffff },
+				&tx_rec_ops, c->rec), 0);
+	rsw_rx_feed(&c->rx, c->sink.buf, c->sink.len);
+	KUNIT_ASSERT_TRUE(test, c->rec->stopped);
+	KUNIT_EXPECT_EQ(test, c->rec->term.layer, RSW_TERM_LAYER_LLP);
+	KUNIT_EXPECT_EQ(test, c->rec->term.etype, RSW_LLP_ET_MPA);
+	KUNIT_EXPECT_EQ(test, c->rec->term.ecode, RSW_MPA_EC_CRC);
+	KUNIT_EXPECT_EQ(test, c->rec->nseg, 1);
+}
+
+/* MSNs per queue start at 1 and advance once per message. */
+static void tx_msn_sequence(struct kunit *test)
+{
+	struct tx_ctx *c = tx_ctx(test, true, 4);
+	struct rdmap_sw_sqe *sqe = tx_sqe(test, RDMAP_SW_WR_SEND);
+	struct rdmap_sw_sqe *rd = tx_sqe(test, RDMAP_SW_WR_RDMA_READ);
+	struct tx_rec *r = c->rec;
+	u32 idx;
+
+	tx_sqe_sge(sqe, c->mem, 3000);		/* 3 segments */
+	tx_sqe_sge(rd, c->mem, 100);
+	KUNIT_ASSERT_EQ(test, rsw_tx_wqe(c->tx, NULL, sqe, 0), 0);
+	KUNIT_ASSERT_EQ(test, rsw_tx_wqe(c->tx, NULL, sqe, 1), 0);
+	KUNIT_ASSERT_EQ(test, rsw_tx_wqe(c->tx, NULL, rd, 2), 0);
+	KUNIT_ASSERT_EQ(test, rsw_tx_wqe(c->tx, NULL, rd, 3), 0);
+	KUNIT_ASSERT_EQ(test, rsw_tx_wqe(c->tx, NULL, sqe, 4), 0);
+	tx_parse(test, c, true);
+	KUNIT_ASSERT_EQ(test, r->nseg, 11);
+	tx_expect_msg(test, c, 0, RSW_OP_SEND, 3000, 1, NULL);
+	tx_expect_msg(test, c, 3, RSW_OP_SEND, 3000, 2, NULL);
+	KUNIT_EXPECT_EQ(test, r->seg[6].opcode, RSW_OP_READ_REQ);
+	KUNIT_EXPECT_EQ(test, r->seg[6].qn, RSW_QN_READ_REQ);
+	KUNIT_EXPECT_EQ(test, r->seg[6].msn, 1);
+	KUNIT_EXPECT_EQ(test, r->seg[7].msn, 2);
+	tx_expect_msg(test, c, 8, RSW_OP_SEND, 3000, 3, NULL);
+	/* Both Reads outstanding, oldest first. */
+	KUNIT_EXPECT_EQ(test, rsw_tx_reads_outstanding(c->tx), 2);
+	KUNIT_ASSERT_TRUE(test, rsw_tx_read_done(c->tx, &idx));
+	KUNIT_EXPECT_EQ(test, idx, 2);
+	KUNIT_ASSERT_TRUE(test, rsw_tx_read_done(c->tx, &idx));
+	KUNIT_EXPECT_EQ(test, idx, 3);
+	KUNIT_EXPECT_FALSE(test, rsw_tx_read_done(c->tx, &idx));
+}
+
+/* Read Request: sink = the local SGE, source = the peer's STag/TO. */
+static void tx_read_request(struct kunit *test)
+{
+	struct tx_ctx *c = tx_ctx(test, true, 4);
+	struct rdmap_sw_sqe *rd = tx_sqe(test, RDMAP_SW_WR_RDMA_READ_WITH_INV);
+	const struct rsw_rdmap_rreq *rr;
+
+	tx_sqe_sge(rd, c->mem + 17, 70000);
+	KUNIT_ASSERT_EQ(test, rsw_tx_wqe(c->tx, NULL, rd, 0), 0);
+	tx_parse(test, c, true);
+	KUNIT_ASSERT_EQ(test, c->rec->nseg, 1);
+	KUNIT_EXPECT_EQ(test, c->rec->seg[0].opcode, RSW_OP_READ_REQ);
+	KUNIT_EXPECT_TRUE(test, c->rec->seg[0].last);
+	KUNIT_EXPECT_EQ(test, c->rec->seg[0].mo, 0);
+	KUNIT_EXPECT_EQ(test, c->rec->seg[0].len, 0);
+	rr = &((const union rsw_hdr *)c->rec->seg[0].hdr_octets)->rreq.rreq;
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(rr->sink_stag),
+			tx_env.pd->local_dma_lkey);
+	KUNIT_EXPECT_EQ(test, be64_to_cpu(rr->sink_to),
+			(u64)(uintptr_t)(c->mem + 17));
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(rr->read_size), 70000U);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(rr->src_stag), TX_RSTAG);
+	KUNIT_EXPECT_EQ(test, be64_to_cpu(rr->src_to), TX_RADDR);
+	KUNIT_EXPECT_EQ(test, rsw_tx_reads_outstanding(c->tx), 1);
+}
+
+/* A bad lkey or a Read with two sink SGEs is refused before sending. */
+static void tx_bad_sge(struct kunit *test)
+{
+	struct tx_ctx *c = tx_ctx(test, true, 4);
+	struct rdmap_sw_sqe *sqe = tx_sqe(test, RDMAP_SW_WR_SEND);
+	struct rdmap_sw_sqe *rd = tx_sqe(test, RDMAP_SW_WR_RDMA_READ);
+
+	tx_sqe_sge(sqe, c->mem, 10);
+	tx_sqe_sge(sqe, c->mem, 10);
+	sqe->sge[1].lkey ^= 0x01000000;		/* another index */
+	KUNIT_EXPECT_EQ(test, rsw_tx_wqe(c->tx, NULL, sqe, 0), -EINVAL);
+	tx_sqe_sge(rd, c->mem, 10);
+	tx_sqe_sge(rd, c->mem, 10);
+	KUNIT_EXPECT_EQ(test, rsw_tx_wqe(c->tx, NULL, rd, 1), -EINVAL);
+	KUNIT_EXPECT_EQ(test, c->sink.len, 0);
+	KUNIT_EXPECT_EQ(test, rsw_tx_reads_outstanding(c->tx), 0);
+}
+
+/*
+ * A sink taking one FPDU per call: -EAGAIN, and the engine stays busy
+ * with the message (tx_qp_process resumes one through rsw_tx_process).
+ */
+static void tx_backpressure(struct kunit *test)
+{
+	struct tx_ctx *c = tx_ctx(test, true, 4);
+	struct rdmap_sw_sqe *sqe = tx_sqe(test, RDMAP_SW_WR_SEND);
+	struct rdmap_sw_sqe *other = tx_sqe(test, RDMAP_SW_WR_SEND);
+
+	c->sink.take = 1;
+	/* 14 segments: the first batch does not end the message (@more). */
+	tx_sqe_sge(sqe, c->mem + 1, 20000);
+	KUNIT_ASSERT_EQ(test, rsw_tx_wqe(c->tx, NULL, sqe, 0), -EAGAIN);
+	KUNIT_EXPECT_EQ(test, c->sink.fpdus, 1);
+	KUNIT_EXPECT_TRUE(test, c->sink.more_last);
+	KUNIT_EXPECT_EQ(test, rsw_tx_wqe(c->tx, NULL, other, 1), -EBUSY);
+	/* So are a Terminate and a Read Response while the Send is out. */
+	KUNIT_EXPECT_EQ(test, rsw_tx_terminate(c->tx, &(struct rsw_tx_term) {}),
+			-EBUSY);
+	KUNIT_EXPECT_EQ(test, rsw_tx_read_response(c->tx,
+			&(struct rsw_tx_rresp) {}, &(struct rsw_rx_term) {}),
+			-EBUSY);
+	KUNIT_EXPECT_EQ(test, c->sink.fpdus, 1);
+	KUNIT_EXPECT_EQ(test, rsw_tx_reads_outstanding(c->tx), 0);
+}
+
+/* ------------------------------------------------------- Read Response */
+
+static void tx_dereg(void *mr)
+{
+	ib_dereg_mr(mr);
+}
+
+/* A valid fast-reg MR at @iova over @n vmalloc'ed pages of @c->mem. */
+static struct ib_mr *tx_frmr(struct kunit *test, struct tx_ctx *c, u64 iova,
+			     int access)
+{
+	struct ib_reg_wr wr = { .wr.opcode = IB_WR_REG_MR, .access = access };
+	struct scatterlist sg[4];
+	unsigned int off = 0;
+	struct ib_mr *mr;
+	u8 *base = PTR_ALIGN(c->mem, PAGE_SIZE);
+	int i;
+
+	mr = ib_alloc_mr(tx_env.pd, IB_MR_TYPE_MEM_REG, 4);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, mr);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, tx_dereg, mr), 0);
+	sg_init_table(sg, 4);
+	for (i = 0; i < 4; i++)
+		sg_set_page(&sg[i], vmalloc_to_page(base + i * PAGE_SIZE),
+			    PAGE_SIZE, 0);
+	KUNIT_ASSERT_EQ(test, ib_dma_map_sg(tx_env.ibdev, sg, 4,
+					    DMA_BIDIRECTIONAL), 4);
+	KUNIT_ASSERT_EQ(test, ib_map_mr_sg(mr, sg, 4, &off, PAGE_SIZE), 4);
+	mr->iova = iova;
+	wr.mr = mr;
+	wr.key = mr->rkey;
+	KUNIT_ASSERT_EQ(test, rsw_mr_fastreg(tx_env.pd, &wr), 0);
+	return mr;
+}
+
+static void tx_read_response(struct kunit *test)
+{
+	struct tx_ctx *c = tx_ctx(test, true, 4);
+	u64 iova = 0x100000001ULL;
+	struct ib_mr *mr = tx_frmr(test, c, iova, IB_ACCESS_REMOTE_READ);
+	u8 *base = PTR_ALIGN(c->mem, PAGE_SIZE);
+	struct rsw_tx_rresp rr = {
+		.sink_stag = TX_RSTAG, .sink_to = TX_RADDR,
+		.src_stag = mr->rkey, .src_to = iova + 4001, .len = 9000,
+	};
+	struct rsw_rx_term term = {};
+	u32 room = tx_room(RSW_OP_READ_RESP);
+
+	c->rec->base_to = TX_RADDR;
+	KUNIT_ASSERT_EQ(test, rsw_tx_read_response(c->tx, &rr, &term), 0);
+	tx_parse(test, c, true);
+	tx_expect_msg(test, c, 0, RSW_OP_READ_RESP, rr.len, 0, base + 4001);
+	KUNIT_EXPECT_EQ(test, c->rec->nseg, DIV_ROUND_UP(9000, room));
+	/* Zero length: one empty segment, the source is not checked. */
+	c->sink.len = 0;
+	rr = (struct rsw_tx_rresp) { .sink_stag = TX_RSTAG,
+				     .sink_to = TX_RADDR, .src_stag = 1 };
+	KUNIT_ASSERT_EQ(test, rsw_tx_read_response(c->tx, &rr, &term), 0);
+	tx_parse(test, c, true);
+	tx_expect_msg(test, c, 0, RSW_OP_READ_RESP, 0, 0, NULL);
+}
+
+struct tx_rresp_case {
+	const char *name;
+	int access;
+	u32 key_xor;
+	u64 off;
+	u32 len;
+	u8 etype, ecode;
+};
+
+static const struct tx_rresp_case tx_rresp_cases[] = {
+	{ "wrong key", IB_ACCESS_REMOTE_READ, 1, 0, 16,
+	  RSW_RDMAP_ET_REMOTE_PROT, RSW_RDMAP_EC_INVALID_STAG },
+	{ "no remote read right",
+	  IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE, 0, 0, 16,
+	  RSW_RDMAP_ET_REMOTE_PROT, RSW_RDMAP_EC_ACCESS },
+	{ "past the end", IB_ACCESS_REMOTE_READ, 0, 4 * 4096 - 8, 16,
+	  RSW_RDMAP_ET_REMOTE_PROT, RSW_RDMAP_EC_BASE_BOUNDS },
+};
+
+KUNIT_ARRAY_PARAM_DESC(tx_rresp, tx_rresp_cases, name);
+
+static void tx_read_response_refused(struct kunit *test)
+{
+	const struct tx_rresp_case *p = test->param_value;
+	struct tx_ctx *c = tx_ctx(test, true, 4);
+	struct ib_mr *mr = tx_frmr(test, c, 0x4000, p->access);
+	struct rsw_tx_rresp rr = {
+		.sink_stag = TX_RSTAG, .sink_to = TX_RADDR,
+		.src_stag = mr->rkey ^ p->key_xor, .src_to = 0x4000 + p->off,
+		.len = p->len,
+	};
+	struct rsw_rx_term term = {};
+
+	KUNIT_ASSERT_EQ(test, rsw_tx_read_response(c->tx, &rr, &term),
+			-EACCES);
+	KUNIT_EXPECT_EQ(test, term.layer, RSW_TERM_LAYER_RDMAP);
+	KUNIT_EXPECT_EQ(test, term.etype, p->etype);
+	KUNIT_EXPECT_EQ(test, term.ecode, p->ecode);
+	KUNIT_EXPECT_EQ(test, c->sink.len, 0);
+}
+
+/* ------------------------------------------------------------ Terminate */
+
+static void tx_terminate(struct kunit *test)
+{
+	struct tx_ctx *c = tx_ctx(test, true, 4);
+	struct rsw_tx_term *t = kunit_kzalloc(test, sizeof(*t), GFP_KERNEL);
+	struct rsw_hdr_rreq *bad = (struct rsw_hdr_rreq *)t->hdr;
+	const union rsw_hdr *h;
+	const u8 *opt;
+
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	/* The offending Read Request. */
+	bad->ddp.c.mpa_len = cpu_to_be16(46);
+	bad->ddp.c.ctrl = rsw_ctrl_word(RSW_OP_READ_REQ, true);
+	bad->ddp.qn = cpu_to_be32(RSW_QN_READ_REQ);
+	bad->ddp.msn = cpu_to_be32(9);
+	bad->rreq.src_stag = cpu_to_be32(0x1234);
+	bad->rreq.read_size = cpu_to_be32(77);
+	t->layer = RSW_TERM_LAYER_RDMAP;
+	t->etype = RSW_RDMAP_ET_REMOTE_PROT;
+	t->ecode = RSW_RDMAP_EC_INVALID_STAG;
+	t->ddp_hdr = true;
+	t->rdma_hdr = true;
+	KUNIT_ASSERT_EQ(test, rsw_tx_terminate(c->tx, t), 0);
+	tx_parse(test, c, true);
+	KUNIT_ASSERT_EQ(test, c->rec->nseg, 1);
+	KUNIT_EXPECT_EQ(test, c->rec->seg[0].opcode, RSW_OP_TERMINATE);
+	KUNIT_EXPECT_EQ(test, c->rec->seg[0].qn, RSW_QN_TERMINATE);
+	KUNIT_EXPECT_EQ(test, c->rec->seg[0].msn, 1);
+	KUNIT_EXPECT_TRUE(test, c->rec->seg[0].last);
+	h = (const union rsw_hdr *)c->rec->seg[0].hdr_octets;
+	KUNIT_EXPECT_EQ(test, rsw_term_layer(&h->term.term), t->layer);
+	KUNIT_EXPECT_EQ(test, rsw_term_etype(&h->term.term), t->etype);
+	KUNIT_EXPECT_EQ(test, rsw_term_ecode(&h->term.term), t->ecode);
+	KUNIT_EXPECT_TRUE(test, rsw_term_m(&h->term.term));
+	KUNIT_EXPECT_TRUE(test, rsw_term_d(&h->term.term));
+	KUNIT_EXPECT_TRUE(test, rsw_term_r(&h->term.term));
+	opt = c->rec->seg[0].hdr_octets + sizeof(struct rsw_hdr_term);
+	KUNIT_EXPECT_EQ(test, memcmp(opt, t->hdr, 20), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(opt + 20, &bad->rreq, 28), 0);
+	/* The on-wire ULPDU: 24 - 2 + 20 + 28. */
+	KUNIT_EXPECT_EQ(test, be16_to_cpup((__be16 *)c->sink.buf), 70);
+
+	/* A bare one (no headers known): the same queue, MSN 2. */
+	c->sink.len = 0;
+	memset(t, 0, sizeof(*t));
+	t->layer = RSW_TERM_LAYER_LLP;
+	t->ecode = RSW_MPA_EC_CRC;
+	KUNIT_ASSERT_EQ(test, rsw_tx_terminate(c->tx, t), 0);
+	KUNIT_EXPECT_EQ(test, c->sink.len, 28);
+	tx_parse(test, c, true);
+	KUNIT_ASSERT_EQ(test, c->rec->nseg, 1);
+	KUNIT_EXPECT_EQ(test, c->rec->seg[0].msn, 2);
+	h = (const union rsw_hdr *)c->rec->seg[0].hdr_octets;
+	KUNIT_EXPECT_EQ(test, rsw_term_layer(&h->term.term), RSW_TERM_LAYER_LLP);
+	KUNIT_EXPECT_FALSE(test, rsw_term_d(&h->term.term));
+}
+
+/* A consumer that refuses every segment as an invalid Read source STag. */
+static bool tx_refuse_seg_done(void *ctx, const struct rsw_rx_seg *seg,
+			       struct rsw_rx_term *term)
+{
+	term->layer = RSW_TERM_LAYER_RDMAP;
+	term->etype = RSW_RDMAP_ET_REMOTE_PROT;
+	term->ecode = RSW_RDMAP_EC_INVALID_STAG;
+	return false;
+}
+
+/*
+ * The Terminate for a Read Request the parser's consumer refused carries
+ * that request's DDP and RDMA headers as the parser kept them.
+ */
+static void tx_terminate_from_rx(struct kunit *test)
+{
+	struct tx_ctx *c = tx_ctx(test, true, 4);
+	struct rdmap_sw_sqe *rd = tx_sqe(test, RDMAP_SW_WR_RDMA_READ);
+	struct rsw_rx_config cfg = { .crc = true, .max_ulpdu = 0xffff };
+	struct rsw_rx_ops ops = tx_rec_ops;
+	struct rsw_tx_term *t = kunit_kzalloc(test, sizeof(*t), GFP_KERNEL);
+	u8 *req = kunit_kzalloc(test, 48, GFP_KERNEL);
+	const union rsw_hdr *h;
+	const u8 *opt;
+
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	KUNIT_ASSERT_NOT_NULL(test, req);
+	tx_sqe_sge(rd, c->mem, 64);
+	KUNIT_ASSERT_EQ(test, rsw_tx_wqe(c->tx, NULL, rd, 0), 0);
+	KUNIT_ASSERT_EQ(test, c->sink.len, 52);
+	memcpy(req, c->sink.buf, 48);
+
+	ops.seg_done = tx_refuse_seg_done;
+	KUNIT_ASSERT_EQ(test, rsw_rx_init(&c->rx, &cfg, &ops, c->rec), 0);
+	rsw_rx_feed(&c->rx, c->sink.buf, c->sink.len);
+	KUNIT_ASSERT_TRUE(test, c->rec->stopped);
+	rsw_tx_term_from_rx(t, &c->rx);
+	KUNIT_EXPECT_EQ(test, t->layer, RSW_TERM_LAYER_RDMAP);
+	KUNIT_EXPECT_EQ(test, t->ecode, RSW_RDMAP_EC_INVALID_STAG);
+	KUNIT_EXPECT_TRUE(test, t->ddp_hdr);
+	KUNIT_EXPECT_TRUE(test, t->rdma_hdr);
+
+	c->sink.len = 0;
+	KUNIT_ASSERT_EQ(test, rsw_tx_terminate(c->tx, t), 0);
+	tx_parse(test, c, true);
+	KUNIT_ASSERT_EQ(test, c->rec->nseg, 1);
+	h = (const union rsw_hdr *)c->rec->seg[0].hdr_octets;
+	KUNIT_EXPECT_EQ(test, rsw_term_etype(&h->term.term),
+			RSW_RDMAP_ET_REMOTE_PROT);
+	KUNIT_EXPECT_TRUE(test, rsw_term_r(&h->term.term));
+	opt = c->rec->seg[0].hdr_octets + sizeof(struct rsw_hdr_term);
+	KUNIT_EXPECT_EQ(test, memcmp(opt, req, 48), 0);
+}
+
+/* ------------------------------------------------------------ QP level */
+
+static void tx_destroy_cq(void *cq)
+{
+	ib_destroy_cq(cq);
+}
+
+static void tx_destroy_qp(void *qp)
+{
+	ib_destroy_qp(qp);
+}
+
+static struct ib_qp *tx_qp(struct kunit *test, struct ib_cq **cqp)
+{
+	struct ib_cq_init_attr cattr = { .cqe = 64 };
+	struct ib_qp_init_attr attr = {
+		.qp_type = IB_QPT_RC, .sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
+			 .max_send_sge = 4, .max_recv_sge = 4,
+			 .max_inline_data = 64 },
+	};
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+
+	cq = ib_create_cq(tx_env.ibdev, NULL, NULL, NULL, &cattr);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(cq));
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, tx_destroy_cq,
+							cq), 0);
+	attr.send_cq = cq;
+	attr.recv_cq = cq;
+	qp = ib_create_qp(tx_env.pd, &attr);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(qp));
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, tx_destroy_qp,
+							qp), 0);
+	*cqp = cq;
+	return qp;
+}
+
+static void tx_expect_wc(struct kunit *test, struct ib_cq *cq, u64 wr_id,
+			 enum ib_wc_status status, u32 byte_len)
+{
+	struct ib_wc wc;
+
+	KUNIT_ASSERT_EQ_MSG(test, ib_poll_cq(cq, 1, &wc), 1, "wr %llu", wr_id);
+	KUNIT_EXPECT_EQ(test, wc.wr_id, wr_id);
+	KUNIT_EXPECT_EQ(test, wc.status, status);
+	if (status == IB_WC_SUCCESS)
+		KUNIT_EXPECT_EQ(test, wc.byte_len, byte_len);
+}
+
+/* Send, unsignaled Write, inline Send, through ib_post_send and back. */
+static void tx_qp_process(struct kunit *test)
+{
+	struct tx_ctx *c = tx_ctx(test, true, 4);
+	struct ib_cq *cq;
+	struct ib_qp *qp = tx_qp(test, &cq);
+	struct ib_sge sge[2] = {
+		{ .addr = (uintptr_t)(c->mem + 1), .length = 2000,
+		  .lkey = tx_env.pd->local_dma_lkey },
+		{ .addr = (uintptr_t)(c->mem + 5001), .length = 33,
+		  .lkey = tx_env.pd->local_dma_lkey },
+	};
+	struct ib_send_wr send = {
+		.wr_id = 1, .opcode = IB_WR_SEND, .sg_list = sge, .num_sge = 2,
+		.send_flags = IB_SEND_SIGNALED,
+	};
+	struct ib_rdma_wr write = {
+		.wr = { .wr_id = 2, .opcode = IB_WR_RDMA_WRITE,
+			.sg_list = sge, .num_sge = 1 },
+		.remote_addr = TX_RADDR, .rkey = TX_RSTAG,
+	};
+	struct ib_send_wr inl = {
+		.wr_id = 3, .opcode = IB_WR_SEND, .sg_list = &sge[1],
+		.num_sge = 1, .send_flags = IB_SEND_SIGNALED | IB_SEND_INLINE,
+	};
+	struct ib_wc wc;
+	int ret, rounds = 0;
+
+	c->rec->base_to = TX_RADDR;
+	send.next = &write.wr;
+	write.wr.next = &inl;
+	KUNIT_ASSERT_EQ(test, ib_post_send(qp, &send, NULL), 0);
+	/* A sink taking one FPDU per call: the loop is resumable. */
+	c->sink.take = 1;
+	do {
+		ret = rsw_tx_process(c->tx, to_rsw_qp(qp), 16);
+		rounds++;
+	} while (ret == -EAGAIN && rounds < 100);
+	KUNIT_EXPECT_GE(test, ret, 0);
+	KUNIT_EXPECT_EQ(test, rsw_tx_process(c->tx, to_rsw_qp(qp), 16), 0);
+	KUNIT_EXPECT_EQ(test, c->sink.fpdus, 2 + 2 + 1);
+
+	tx_parse(test, c, true);
+	KUNIT_ASSERT_EQ(test, c->rec->nseg, 5);
+	KUNIT_EXPECT_EQ(test, c->rec->seg[1].last, true);
+	KUNIT_EXPECT_EQ(test, c->rec->seg[1].msn, 1);
+	KUNIT_EXPECT_EQ(test, c->rec->seg[2].opcode, RSW_OP_WRITE);
+	KUNIT_EXPECT_EQ(test, c->rec->seg[3].to, TX_RADDR + 1454 - 16);
+	KUNIT_EXPECT_EQ(test, c->rec->seg[4].opcode, RSW_OP_SEND);
+	KUNIT_EXPECT_EQ(test, c->rec->seg[4].msn, 2);
+	KUNIT_EXPECT_EQ(test, c->rec->seg[4].len, 33);
+	/* The last Send's payload is at MO 0 of the shared placement buffer. */
+	KUNIT_EXPECT_EQ(test, memcmp(c->rec->data, c->mem + 5001, 33), 0);
+
+	tx_expect_wc(test, cq, 1, IB_WC_SUCCESS, 2033);
+	tx_expect_wc(test, cq, 3, IB_WC_SUCCESS, 33);
+	KUNIT_EXPECT_EQ(test, ib_poll_cq(cq, 1, &wc), 0);
+}
+
+/* A bad lkey completes LOC_PROT_ERR and moves the QP to ERR. */
+static void tx_qp_bad_lkey(struct kunit *test)
+{
+	struct tx_ctx *c = tx_ctx(test, true, 4);
+	struct ib_cq *cq;
+	struct ib_qp *qp = tx_qp(test, &cq);
+	struct ib_sge sge = {
+		.addr = (uintptr_t)c->mem, .length = 64,
+		.lkey = tx_env.pd->local_dma_lkey ^ 0x100,
+	};
+	struct ib_send_wr wr[2] = {
+		{ .wr_id = 1, .opcode = IB_WR_SEND, .sg_list = &sge,
+		  .num_sge = 1, .next = &wr[1] },
+		{ .wr_id = 2, .opcode = IB_WR_SEND },
+	};
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr attr;
+
+	KUNIT_ASSERT_EQ(test, ib_post_send(qp, wr, NULL), 0);
+	KUNIT_EXPECT_EQ(test, rsw_tx_process(c->tx, to_rsw_qp(qp), 16), 1);
+	KUNIT_EXPECT_EQ(test, c->sink.len, 0);
+	tx_expect_wc(test, cq, 1, IB_WC_LOC_PROT_ERR, 0);
+	tx_expect_wc(test, cq, 2, IB_WC_WR_FLUSH_ERR, 0);
+	KUNIT_ASSERT_EQ(test, ib_query_qp(qp, &attr, IB_QP_STATE, &init), 0);
+	KUNIT_EXPECT_EQ(test, attr.qp_state, IB_QPS_ERR);
+}
+
+/*
+ * A Read Response the sink could not take at once is finished by
+ * rsw_tx_process() before any WQE; a Send cut short by the stream's end
+ * is flushed by rsw_tx_abort().
+ */
+static void tx_qp_resume_abort(struct kunit *test)
+{
+	struct tx_ctx *c = tx_ctx(test, true, 4);
+	struct ib_cq *cq;
+	struct ib_qp *qp = tx_qp(test, &cq);
+	struct ib_mr *mr = tx_frmr(test, c, 0x8000, IB_ACCESS_REMOTE_READ);
+	u8 *base = PTR_ALIGN(c->mem, PAGE_SIZE);
+	struct rsw_tx_rresp rr = {
+		.sink_stag = TX_RSTAG, .sink_to = TX_RADDR,
+		.src_stag = mr->rkey, .src_to = 0x8000 + 10, .len = 15000,
+	};
+	struct ib_sge sge = {
+		.addr = (uintptr_t)c->mem, .length = 3000,
+		.lkey = tx_env.pd->local_dma_lkey,
+	};
+	struct ib_send_wr send = {
+		.wr_id = 7, .opcode = IB_WR_SEND, .sg_list = &sge, .num_sge = 1,
+	};
+	struct rsw_rx_term term;
+	struct ib_wc wc;
+	int ret, rounds = 0;
+
+	c->sink.take = 3;
+	c->rec->base_to = TX_RADDR;
+	KUNIT_ASSERT_EQ(test, rsw_tx_read_response(c->tx, &rr, &term),
+			-EAGAIN);
+	KUNIT_ASSERT_EQ(test, ib_post_send(qp, &send, NULL), 0);
+	while (c->sink.fpdus < 11 && rounds++ < 10) {
+		ret = rsw_tx_process(c->tx, to_rsw_qp(qp), 0);
+		KUNIT_EXPECT_EQ(test, ret, c->sink.fpdus < 11 ? -EAGAIN : 0);
+	}
+	KUNIT_EXPECT_EQ(test, c->sink.fpdus, 11);
+	tx_parse(test, c, true);
+	tx_expect_msg(test, c, 0, RSW_OP_READ_RESP, rr.len, 0, base + 10);
+
+	/* The Send: 3 segments, one taken, then the stream dies. */
+	c->sink.take = 1;
+	KUNIT_EXPECT_EQ(test, rsw_tx_process(c->tx, to_rsw_qp(qp), 16),
+			-EAGAIN);
+	KUNIT_EXPECT_EQ(test, c->sink.fpdus, 12);
+	KUNIT_EXPECT_EQ(test, ib_poll_cq(cq, 1, &wc), 0);
+	rsw_tx_abort(c->tx, to_rsw_qp(qp));
+	tx_expect_wc(test, cq, 7, IB_WC_WR_FLUSH_ERR, 0);
+	KUNIT_EXPECT_EQ(test, rsw_tx_process(c->tx, to_rsw_qp(qp), 16), 0);
+}
+
+/*
+ * A Read stays outstanding; a fenced Send waits for it, and ORD 1 holds
+ * back a second Read.  rsw_tx_read_done() releases them.
+ */
+static void tx_qp_read_fence(struct kunit *test)
+{
+	struct tx_ctx *c = tx_ctx(test, true, 1);
+	struct ib_cq *cq;
+	struct ib_qp *qp = tx_qp(test, &cq);
+	struct ib_sge sge = {
+		.addr = (uintptr_t)c->mem, .length = 100,
+		.lkey = tx_env.pd->local_dma_lkey,
+	};
+	struct ib_rdma_wr rd[2] = {
+		{ .wr = { .wr_id = 1, .opcode = IB_WR_RDMA_READ,
+			  .sg_list = &sge, .num_sge = 1,
+			  .send_flags = IB_SEND_SIGNALED },
+		  .remote_addr = TX_RADDR, .rkey = TX_RSTAG },
+		{ .wr = { .wr_id = 3, .opcode = IB_WR_RDMA_READ,
+			  .sg_list = &sge, .num_sge = 1,
+			  .send_flags = IB_SEND_SIGNALED },
+		  .remote_addr = TX_RADDR, .rkey = TX_RSTAG },
+	};
+	struct ib_send_wr send = {
+		.wr_id = 2, .opcode = IB_WR_SEND, .sg_list = &sge, .num_sge = 1,
+		.send_flags = IB_SEND_SIGNALED | IB_SEND_FENCE,
+	};
+	struct rsw_qp *rqp = to_rsw_qp(qp);
+	struct ib_wc wc;
+	u32 idx;
+
+	rd[0].wr.next = &send;
+	send.next = &rd[1].wr;
+	KUNIT_ASSERT_EQ(test, ib_post_send(qp, &rd[0].wr, NULL), 0);
+	KUNIT_EXPECT_EQ(test, rsw_tx_process(c->tx, rqp, 16), 1);
+	KUNIT_EXPECT_EQ(test, c->sink.fpdus, 1);
+	KUNIT_EXPECT_EQ(test, rsw_tx_process(c->tx, rqp, 16), 0);
+	KUNIT_EXPECT_EQ(test, ib_poll_cq(cq, 1, &wc), 0);
+
+	KUNIT_ASSERT_TRUE(test, rsw_tx_read_done(c->tx, &idx));
+	rsw_qp_sq_complete(rqp, idx, RDMAP_SW_WC_SUCCESS, 100);
+	tx_expect_wc(test, cq, 1, IB_WC_SUCCESS, 100);
+	/* The Send goes; the second Read takes the ORD slot. */
+	KUNIT_EXPECT_EQ(test, rsw_tx_process(c->tx, rqp, 16), 2);
+	KUNIT_EXPECT_EQ(test, c->sink.fpdus, 3);
+	tx_expect_wc(test, cq, 2, IB_WC_SUCCESS, 100);
+	KUNIT_EXPECT_EQ(test, rsw_tx_reads_outstanding(c->tx), 1);
+	/* The stream dies: the outstanding Read is flushed. */
+	rsw_tx_abort(c->tx, rqp);
+	tx_expect_wc(test, cq, 3, IB_WC_WR_FLUSH_ERR, 0);
+
+	tx_parse(test, c, true);
+	KUNIT_ASSERT_EQ(test, c->rec->nseg, 3);
+	KUNIT_EXPECT_EQ(test, c->rec->seg[0].opcode, RSW_OP_READ_REQ);
+	KUNIT_EXPECT_EQ(test, c->rec->seg[1].opcode, RSW_OP_SEND);
+	KUNIT_EXPECT_EQ(test, c->rec->seg[2].opcode, RSW_OP_READ_REQ);
+	KUNIT_EXPECT_EQ(test, c->rec->seg[2].msn, 2);
+}
+
+/* ---------------------------------------------------------- socket sink */
+
+static void tx_sock_release(void *sock)
+{
+	sock_release(sock);
+}
+
+/* SO_SNDBUF from the kernel (there is no sock_set_sndbuf()). */
+static void tx_sock_sndbuf(struct sock *sk, int val)
+{
+	lock_sock(sk);
+	sk->sk_userlocks |= SOCK_SNDBUF_LOCK;
+	WRITE_ONCE(sk->sk_sndbuf, val);
+	release_sock(sk);
+}
+
+/* A connected loopback TCP pair: *@snd sends, *@rcv receives. */
+static void tx_sock_pair(struct kunit *test, struct socket **snd,
+			 struct socket **rcv)
+{
+	struct sockaddr_in sin = {
+		.sin_family = AF_INET,
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+	};
+	struct socket *l;
+
+	KUNIT_ASSERT_EQ(test, sock_create_kern(&init_net, AF_INET, SOCK_STREAM,
+					       IPPROTO_TCP, &l), 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, tx_sock_release,
+							l), 0);
+	/* Small buffers, so that the sender fills them (accept inherits). */
+	sock_set_rcvbuf(l->sk, 8192);
+	KUNIT_ASSERT_EQ(test, kernel_bind(l, (struct sockaddr *)&sin,
+					  sizeof(sin)), 0);
+	KUNIT_ASSERT_EQ(test, kernel_listen(l, 1), 0);
+	KUNIT_ASSERT_GT(test, kernel_getsockname(l, (struct sockaddr *)&sin),
+			0);
+	KUNIT_ASSERT_EQ(test, sock_create_kern(&init_net, AF_INET, SOCK_STREAM,
+					       IPPROTO_TCP, snd), 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, tx_sock_release,
+							*snd), 0);
+	tx_sock_sndbuf((*snd)->sk, 8192);
+	KUNIT_ASSERT_EQ(test, kernel_connect(*snd, (struct sockaddr *)&sin,
+					     sizeof(sin), 0), 0);
+	KUNIT_ASSERT_EQ(test, kernel_accept(l, rcv, 0), 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, tx_sock_release,
+							*rcv), 0);
+}
+
+/* Read what @rcv has into the sink buffer; never waits. */
+static void tx_sock_drain(struct socket *rcv, struct tx_sink *s)
+{
+	struct kvec kv;
+	struct msghdr msg = {};
+	int n;
+
+	do {
+		kv.iov_base = s->buf + s->len;
+		kv.iov_len = TX_STREAM_MAX - s->len;
+		n = kernel_recvmsg(rcv, &msg, &kv, 1, kv.iov_len, MSG_DONTWAIT);
+		if (n > 0)
+			s->len += n;
+	} while (n > 0 && s->len < TX_STREAM_MAX);
+}
+
+/* Stream octets of a Send of @len (no Markers). */
+static u32 tx_send_octets(u32 len)
+{
+	u32 room = tx_room(RSW_OP_SEND), total = 0, p;
+
+	do {
+		p = min(len, room);
+		total += rsw_fpdu_plain_len(RSW_DDP_UNTAGGED_HDR_LEN + p);
+		len -= p;
+	} while (len);
+	return total;
+}
+
+/*
+ * Six 64 KiB Sends through the socket sink to a receiver that is read
+ * only between rsw_tx_process() calls: the send buffer fills, TCP takes
+ * FPDUs in part, and the stream read back parses to the same segments.
+ */
+static void tx_sock_stream(struct kunit *test)
+{
+	struct tx_ctx *c = tx_ctx(test, true, 4);
+	struct rsw_tx_config cfg = { .crc = true, .mss = TX_MSS, .ord = 4 };
+	struct rsw_tx_sock *ts = kunit_kzalloc(test, sizeof(*ts), GFP_KERNEL);
+	u32 len = 64 * 1024, expect = 6 * tx_send_octets(len);
+	unsigned long end = jiffies + 20 * HZ;
+	struct ib_sge sge = {
+		.addr = (uintptr_t)(c->mem + 1), .length = len,
+		.lkey = tx_env.pd->local_dma_lkey,
+	};
+	struct ib_send_wr wr[6] = {};
+	struct socket *snd, *rcv;
+	struct ib_cq *cq;
+	struct ib_qp *qp = tx_qp(test, &cq);
+	int i, ret, eagain = 0, partial = 0;
+	struct ib_wc wc;
+
+	KUNIT_ASSERT_NOT_NULL(test, ts);
+	tx_sock_pair(test, &snd, &rcv);
+	rsw_tx_sock_init(ts, snd);
+	KUNIT_ASSERT_EQ(test, rsw_tx_init(c->tx, &cfg, tx_env.rsw, tx_env.pd,
+					  &rsw_tx_sock_ops, ts), 0);
+	for (i = 0; i < 6; i++) {
+		wr[i] = (struct ib_send_wr) {
+			.wr_id = i, .opcode = IB_WR_SEND, .sg_list = &sge,
+			.num_sge = 1, .send_flags = IB_SEND_SIGNALED,
+			.next = i < 5 ? &wr[i + 1] : NULL,
+		};
+	}
+	KUNIT_ASSERT_EQ(test, ib_post_send(qp, wr, NULL), 0);
+	while (c->sink.len < expect && time_before(jiffies, end)) {
+		ret = rsw_tx_process(c->tx, to_rsw_qp(qp), 16);
+		if (ts->skip)
+			partial++;	/* an FPDU went out in part */
+		if (ret == -EAGAIN)
+			eagain++;
+		else
+			KUNIT_ASSERT_GE(test, ret, 0);
+		tx_sock_drain(rcv, &c->sink);
+		usleep_range(50, 100);
+	}
+	KUNIT_ASSERT_EQ(test, c->sink.len, expect);
+	KUNIT_EXPECT_GT(test, eagain, 0);
+	KUNIT_EXPECT_GT(test, partial, 0);
+	KUNIT_EXPECT_EQ(test, ts->skip, 0);
+	for (i = 0; i < 6; i++)
+		tx_expect_wc(test, cq, i, IB_WC_SUCCESS, len);
+	KUNIT_EXPECT_EQ(test, ib_poll_cq(cq, 1, &wc), 0);
+
+	tx_parse(test, c, true);
+	KUNIT_ASSERT_EQ(test, c->rec->nseg, 6 * DIV_ROUND_UP(len,
+						tx_room(RSW_OP_SEND)));
+	for (i = 0; i < 6; i++)
+		tx_expect_msg(test, c, i * (c->rec->nseg / 6), RSW_OP_SEND,
+			      len, i + 1, c->mem + 1);
+}
+
+static struct kunit_case tx_cases[] = {
+	KUNIT_CASE_PARAM(tx_roundtrip, tx_rt_gen),
+	KUNIT_CASE(tx_no_crc),
+	KUNIT_CASE(tx_multi_sge),
+	KUNIT_CASE(tx_pieces_run_out),
+	KUNIT_CASE(tx_inline),
+	KUNIT_CASE(tx_crc_corrupt),
+	KUNIT_CASE(tx_msn_sequence),
+	KUNIT_CASE(tx_read_request),
+	KUNIT_CASE(tx_bad_sge),
+	KUNIT_CASE(tx_backpressure),
+	KUNIT_CASE(tx_read_response),
+	KUNIT_CASE_PARAM(tx_read_response_refused, tx_rresp_gen_params),
+	KUNIT_CASE(tx_terminate),
+	KUNIT_CASE(tx_terminate_from_rx),
+	KUNIT_CASE(tx_qp_process),
+	KUNIT_CASE(tx_qp_bad_lkey),
+	KUNIT_CASE(tx_qp_read_fence),
+	KUNIT_CASE(tx_qp_resume_abort),
+	KUNIT_CASE(tx_sock_stream),
+	{}
+};
+
+static struct kunit_suite tx_suite = {
+	.name = "rdmap_sw_tx",
+	.suite_init = tx_suite_init,
+	.suite_exit = tx_suite_exit,
+	.test_cases = tx_cases,
+};
+kunit_test_suite(tx_suite);
+
+MODULE_DESCRIPTION("KUnit tests for the rdmap_sw transmit engine");
+MODULE_LICENSE("GPL");
