@@ -456,6 +456,14 @@ static void rsw_qt_sp_sges(struct rsw_qt_send *s)
 	s->wr[1].wr.num_sge = 3;	/* the QP has max_send_sge 2 */
 }
 
+static void rsw_qt_sp_read_sges(struct rsw_qt_send *s)
+{
+	s->wr[1].wr.opcode = IB_WR_RDMA_READ;
+	s->sge[1].length = 1;
+	s->sge[1].lkey = s->sge[0].lkey;
+	s->wr[1].wr.num_sge = 2;	/* within max_send_sge, over max_sge_rd */
+}
+
 static void rsw_qt_sp_length(struct rsw_qt_send *s)
 {
 	s->sge[0].length = 1U << 31;
@@ -503,6 +511,8 @@ static const struct rsw_qt_send_case rsw_qt_send_cases[] = {
 	{ "RDMA_WRITE_WITH_IMM refused", rsw_qt_sp_write_imm, -EINVAL },
 	{ "atomics refused", rsw_qt_sp_atomic, -EINVAL },
 	{ "more SGEs than max_send_sge", rsw_qt_sp_sges, -EINVAL },
+	{ "RDMA_READ with more sink SGEs than max_sge_rd", rsw_qt_sp_read_sges,
+	  -EINVAL },
 	{ "total length over 2^31", rsw_qt_sp_length, -EINVAL },
 	{ "lkey with index 0", rsw_qt_sp_lkey, -EINVAL },
 	{ "inline over max_inline_data", rsw_qt_sp_inline, -EINVAL },

@@ -57,6 +57,7 @@ enum rsw_sq_op_flags {
 	RSW_OP_SGE = 1 << 0,	/* carries an SGE list */
 	RSW_OP_INLINE = 1 << 1,	/* may carry inline data instead */
 	RSW_OP_LOCAL = 1 << 2,	/* executed here, no wire */
+	RSW_OP_READ = 1 << 3,	/* SGEs are the Read sink: RSW_MAX_SGE_RD */
 };
 
 /* Indexed by enum rdmap_sw_wr_opcode. */
@@ -74,9 +75,11 @@ static const struct rsw_sq_op {
 		IB_WR_RDMA_WRITE, RDMAP_SW_WC_RDMA_WRITE,
 		RSW_OP_SGE | RSW_OP_INLINE },
 	[RDMAP_SW_WR_RDMA_READ] = {
-		IB_WR_RDMA_READ, RDMAP_SW_WC_RDMA_READ, RSW_OP_SGE },
+		IB_WR_RDMA_READ, RDMAP_SW_WC_RDMA_READ,
+		RSW_OP_SGE | RSW_OP_READ },
 	[RDMAP_SW_WR_RDMA_READ_WITH_INV] = {
-		IB_WR_RDMA_READ_WITH_INV, RDMAP_SW_WC_RDMA_READ, RSW_OP_SGE },
+		IB_WR_RDMA_READ_WITH_INV, RDMAP_SW_WC_RDMA_READ,
+		RSW_OP_SGE | RSW_OP_READ },
 	[RDMAP_SW_WR_REG_MR] = {
 		IB_WR_REG_MR, RDMAP_SW_WC_REG_MR, RSW_OP_LOCAL },
 	[RDMAP_SW_WR_LOCAL_INV] = {
@@ -533,8 +536,12 @@ static int rsw_sqe_fill(struct rsw_qp *qp, const struct ib_send_wr *wr,
 	if (wr->send_flags & IB_SEND_INLINE && info->flags & RSW_OP_INLINE) {
 		ret = rsw_sqe_inline(qp, wr, sqe);
 	} else if (info->flags & RSW_OP_SGE) {
-		ret = rsw_wqe_sges(sqe->sge, wr->sg_list, wr->num_sge,
-				   qp->sq.max_sge, &sqe->length);
+		u32 max = qp->sq.max_sge;
+
+		if (info->flags & RSW_OP_READ)
+			max = min_t(u32, max, RSW_MAX_SGE_RD);
+		ret = rsw_wqe_sges(sqe->sge, wr->sg_list, wr->num_sge, max,
+				   &sqe->length);
 		sqe->num_sge = wr->num_sge;
 	} else {
 		/* Local operations carry no data. */

@@ -21,6 +21,8 @@ struct rsw_cq;
 #define RSW_MAX_QP_WR (16 * 1024)	/* a power of two */
 #define RSW_MAX_SGE RDMAP_SW_MAX_SGE
 #define RSW_MAX_INLINE RDMAP_SW_MAX_INLINE
+/* A Read Request names one sink STag (RFC 5040 section 4.4): one sink SGE. */
+#define RSW_MAX_SGE_RD 1
 /* IRD and ORD (RFC 6581): Read Requests in flight per direction. */
 #define RSW_MAX_RD_ATOM 128
 /* Largest message (RFC 5040 lets it be 2^32 - 1; IB verbs cap at 2^31). */

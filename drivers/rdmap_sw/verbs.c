@@ -145,7 +145,7 @@ static int rsw_query_device(struct ib_device *ibdev,
 	attr->max_qp_wr = RSW_MAX_QP_WR;
 	attr->max_send_sge = RSW_MAX_SGE;
 	attr->max_recv_sge = RSW_MAX_SGE;
-	attr->max_sge_rd = RSW_MAX_SGE;
+	attr->max_sge_rd = RSW_MAX_SGE_RD;
 	attr->max_qp_rd_atom = RSW_MAX_RD_ATOM;
 	attr->max_qp_init_rd_atom = RSW_MAX_RD_ATOM;
 	attr->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT |
