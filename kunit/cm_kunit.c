@@ -64,6 +64,16 @@ static void side_init(struct side *s)
 	rsw_mpa_params_init(&s->accept_lp);
 }
 
+/* A test's view of one endpoint, freed with the test. */
+static struct side *new_side(struct kunit *test)
+{
+	struct side *s = kunit_kmalloc(test, sizeof(*s), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	side_init(s);
+	return s;
+}
+
 static void side_record(struct side *s, const struct rsw_cm_event *ev)
 {
 	s->status = ev->status;
@@ -257,8 +267,8 @@ static const char pd_rep[] = "and hello back";
 static void run_connection(struct kunit *test, const struct nego_case *c,
 			   struct sockaddr_storage *ss)
 {
-	struct side *ls = kunit_kzalloc(test, sizeof(*ls), GFP_KERNEL);
-	struct side *is = kunit_kzalloc(test, sizeof(*is), GFP_KERNEL);
+	struct side *ls = new_side(test);
+	struct side *is = new_side(test);
 	struct rsw_mpa_params llp, ilp;
 	struct rsw_mpa_conn ic, rc;
 	struct rsw_cep *l, *ini;
@@ -266,10 +276,6 @@ static void run_connection(struct kunit *test, const struct nego_case *c,
 	int base = rsw_cm_live();
 	char buf[32];
 
-	KUNIT_ASSERT_NOT_NULL(test, ls);
-	KUNIT_ASSERT_NOT_NULL(test, is);
-	side_init(ls);
-	side_init(is);
 	rsw_mpa_params_init(&llp);
 	llp.rev = c->rsp_rev;
 	llp.crc = c->rsp_crc;
@@ -380,18 +386,14 @@ static void cm_negotiate_v6(struct kunit *test)
 static void cm_reject_with_pd(struct kunit *test)
 {
 	static const char no[] = "go away";
-	struct side *ls = kunit_kzalloc(test, sizeof(*ls), GFP_KERNEL);
-	struct side *is = kunit_kzalloc(test, sizeof(*is), GFP_KERNEL);
+	struct side *ls = new_side(test);
+	struct side *is = new_side(test);
 	struct sockaddr_storage ss;
 	struct rsw_mpa_params ilp;
 	struct rsw_mpa_conn conn;
 	struct rsw_cep *l, *ini;
 	int base = rsw_cm_live();
 
-	KUNIT_ASSERT_NOT_NULL(test, ls);
-	KUNIT_ASSERT_NOT_NULL(test, is);
-	side_init(ls);
-	side_init(is);
 	ls->answer = REJECT;
 	addr_v4(&ss, 0);
 	l = listen_on(test, ls, &ss, NULL, 0, &ss);
@@ -421,17 +423,13 @@ static void cm_reject_with_pd(struct kunit *test)
 
 static void cm_connect_refused(struct kunit *test)
 {
-	struct side *ls = kunit_kzalloc(test, sizeof(*ls), GFP_KERNEL);
-	struct side *is = kunit_kzalloc(test, sizeof(*is), GFP_KERNEL);
+	struct side *ls = new_side(test);
+	struct side *is = new_side(test);
 	struct sockaddr_storage ss;
 	struct rsw_mpa_params ilp;
 	struct rsw_cep *l, *ini;
 	int base = rsw_cm_live();
 
-	KUNIT_ASSERT_NOT_NULL(test, ls);
-	KUNIT_ASSERT_NOT_NULL(test, is);
-	side_init(ls);
-	side_init(is);
 	addr_v4(&ss, 0);
 	/* A port that was just free: listen, learn it, stop listening. */
 	l = listen_on(test, ls, &ss, NULL, 0, &ss);
@@ -516,7 +514,7 @@ static void wait_count(struct kunit *test, const atomic_t *ctr)
 static void cm_hostile_client(struct kunit *test)
 {
 	const struct raw_case *c = test->param_value;
-	struct side *ls = kunit_kzalloc(test, sizeof(*ls), GFP_KERNEL);
+	struct side *ls = new_side(test);
 	const struct rsw_cm_listen_stats *st;
 	u8 buf[sizeof(struct rsw_mpa_rr)];
 	struct sockaddr_storage ss;
@@ -525,8 +523,6 @@ static void cm_hostile_client(struct kunit *test)
 	int base = rsw_cm_live();
 	int i, n;
 
-	KUNIT_ASSERT_NOT_NULL(test, ls);
-	side_init(ls);
 	addr_v4(&ss, 0);
 	l = listen_on(test, ls, &ss, NULL, SHORT_MS, &ss);
 	st = rsw_cm_listen_stats(l);
@@ -585,7 +581,7 @@ KUNIT_ARRAY_PARAM_DESC(srv, srv_cases, name);
 static void cm_hostile_server(struct kunit *test)
 {
 	const struct srv_case *c = test->param_value;
-	struct side *is = kunit_kzalloc(test, sizeof(*is), GFP_KERNEL);
+	struct side *is = new_side(test);
 	struct socket *lsock, *conn;
 	struct sockaddr_storage ss;
 	struct rsw_mpa_params ilp;
@@ -594,8 +590,6 @@ static void cm_hostile_server(struct kunit *test)
 	u8 buf[sizeof(rr) + 4];
 	int base = rsw_cm_live();
 
-	KUNIT_ASSERT_NOT_NULL(test, is);
-	side_init(is);
 	addr_v4(&ss, 0);
 	KUNIT_ASSERT_EQ(test, sock_create_kern(&init_net, AF_INET, SOCK_STREAM,
 					       IPPROTO_TCP, &lsock), 0);
@@ -647,8 +641,8 @@ static void cm_hostile_server(struct kunit *test)
  */
 static void cm_destroy_listener_pending(struct kunit *test)
 {
-	struct side *ls = kunit_kzalloc(test, sizeof(*ls), GFP_KERNEL);
-	struct side *is = kunit_kzalloc(test, sizeof(*is), GFP_KERNEL);
+	struct side *ls = new_side(test);
+	struct side *is = new_side(test);
 	const struct rsw_cm_listen_stats *st;
 	struct socket *raw[3];
 	struct sockaddr_storage ss;
@@ -659,10 +653,6 @@ static void cm_destroy_listener_pending(struct kunit *test)
 	u8 b;
 	int i;
 
-	KUNIT_ASSERT_NOT_NULL(test, ls);
-	KUNIT_ASSERT_NOT_NULL(test, is);
-	side_init(ls);
-	side_init(is);
 	ls->answer = HOLD;
 	addr_v4(&ss, 0);
 	l = listen_on(test, ls, &ss, NULL, 0, &ss);
@@ -699,18 +689,15 @@ static void cm_destroy_listener_pending(struct kunit *test)
 
 static void cm_many_cycles(struct kunit *test)
 {
-	struct side *ls = kunit_kzalloc(test, sizeof(*ls), GFP_KERNEL);
-	struct side *is = kunit_kzalloc(test, sizeof(*is), GFP_KERNEL);
+	struct side *ls = new_side(test);
+	struct side *is = new_side(test);
 	struct sockaddr_storage ss;
 	struct rsw_mpa_params ilp;
 	struct rsw_cep *l, *ini;
 	int base = rsw_cm_live();
 	int i;
 
-	KUNIT_ASSERT_NOT_NULL(test, ls);
-	KUNIT_ASSERT_NOT_NULL(test, is);
 	addr_v4(&ss, 0);
-	side_init(ls);
 	l = listen_on(test, ls, &ss, NULL, 0, &ss);
 	rsw_mpa_params_init(&ilp);
 	ilp.pd = pd_req;
@@ -743,18 +730,14 @@ static void cm_many_cycles(struct kunit *test)
  */
 static void cm_destroy_racing(struct kunit *test)
 {
-	struct side *ls = kunit_kzalloc(test, sizeof(*ls), GFP_KERNEL);
-	struct side *is = kunit_kzalloc(test, sizeof(*is), GFP_KERNEL);
+	struct side *ls = new_side(test);
+	struct side *is = new_side(test);
 	struct sockaddr_storage ss;
 	struct rsw_mpa_params ilp;
 	struct rsw_cep *l, *ini[20];
 	int base = rsw_cm_live();
 	int i;
 
-	KUNIT_ASSERT_NOT_NULL(test, ls);
-	KUNIT_ASSERT_NOT_NULL(test, is);
-	side_init(ls);
-	side_init(is);
 	ls->answer = ACCEPT;
 	ls->collect = true;
 	addr_v4(&ss, 0);
@@ -781,17 +764,13 @@ static void cm_destroy_racing(struct kunit *test)
 /* A connected cep whose peer goes away reports closed. */
 static void cm_peer_close(struct kunit *test)
 {
-	struct side *ls = kunit_kzalloc(test, sizeof(*ls), GFP_KERNEL);
-	struct side *is = kunit_kzalloc(test, sizeof(*is), GFP_KERNEL);
+	struct side *ls = new_side(test);
+	struct side *is = new_side(test);
 	struct sockaddr_storage ss;
 	struct rsw_mpa_params ilp;
 	struct rsw_cep *l, *ini;
 	int base = rsw_cm_live();
 
-	KUNIT_ASSERT_NOT_NULL(test, ls);
-	KUNIT_ASSERT_NOT_NULL(test, is);
-	side_init(ls);
-	side_init(is);
 	ls->answer = ACCEPT;
 	addr_v4(&ss, 0);
 	l = listen_on(test, ls, &ss, NULL, 0, &ss);

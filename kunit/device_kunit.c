@@ -236,19 +236,32 @@ static void rsw_kt_ifup_reports_port_active(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, attr.state, IB_PORT_ACTIVE);
 }
 
-static void rsw_kt_carrier_off_reports_port_err(struct kunit *test)
+/*
+ * A device attached to an up netdev whose carrier then drops; returns once
+ * PORT_ERR was reported.  @ev collects the device's further events.
+ */
+static struct ib_device *rsw_kt_attach_then_carrier_off(struct kunit *test,
+							struct net_device *ndev,
+							struct rsw_kt_events **ev)
 {
-	struct net_device *ndev = rsw_kt_netdev(test, 1);
 	struct ib_device *ibdev;
-	struct rsw_kt_events *ev;
-	struct ib_port_attr attr;
 
 	rsw_kt_netdev_up(test, ndev);
 	ibdev = rsw_kt_attach(test, ndev);
-	ev = rsw_kt_events(test, ibdev);
-	rsw_kt_expect(ev, IB_EVENT_PORT_ERR);
+	*ev = rsw_kt_events(test, ibdev);
+	rsw_kt_expect(*ev, IB_EVENT_PORT_ERR);
 	netif_carrier_off(ndev);
-	rsw_kt_wait(test, ev);
+	rsw_kt_wait(test, *ev);
+	return ibdev;
+}
+
+static void rsw_kt_carrier_off_reports_port_err(struct kunit *test)
+{
+	struct net_device *ndev = rsw_kt_netdev(test, 1);
+	struct rsw_kt_events *ev;
+	struct ib_port_attr attr;
+	struct ib_device *ibdev = rsw_kt_attach_then_carrier_off(test, ndev, &ev);
+
 	rsw_kt_query_port(test, ibdev, &attr);
 	KUNIT_EXPECT_EQ(test, attr.state, IB_PORT_DOWN);
 }
@@ -256,16 +269,9 @@ static void rsw_kt_carrier_off_reports_port_err(struct kunit *test)
 static void rsw_kt_carrier_on_reports_port_active(struct kunit *test)
 {
 	struct net_device *ndev = rsw_kt_netdev(test, 1);
-	struct ib_device *ibdev;
 	struct rsw_kt_events *ev;
 	struct ib_port_attr attr;
-
-	rsw_kt_netdev_up(test, ndev);
-	ibdev = rsw_kt_attach(test, ndev);
-	ev = rsw_kt_events(test, ibdev);
-	rsw_kt_expect(ev, IB_EVENT_PORT_ERR);
-	netif_carrier_off(ndev);
-	rsw_kt_wait(test, ev);
+	struct ib_device *ibdev = rsw_kt_attach_then_carrier_off(test, ndev, &ev);
 
 	rsw_kt_expect(ev, IB_EVENT_PORT_ACTIVE);
 	netif_carrier_on(ndev);
