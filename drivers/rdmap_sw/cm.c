@@ -887,6 +887,19 @@ int rsw_cm_local_addr(struct rsw_cep *cep, struct sockaddr_storage *ss)
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_cm_local_addr);
 
+/* Peer address of a connected (or connecting) cep.  Process context. */
+int rsw_cm_peer_addr(struct rsw_cep *cep, struct sockaddr_storage *ss)
+{
+	int ret = -ENOTCONN;
+
+	mutex_lock(&cep->lock);
+	if (cep->sock)
+		ret = kernel_getpeername(cep->sock, (struct sockaddr *)ss);
+	mutex_unlock(&cep->lock);
+	return ret < 0 ? ret : 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_cm_peer_addr);
+
 /*
  * The QP takes a connected cep's socket: its callbacks are restored and
  * every octet after the MPA frame is still in it.  NULL if not connected

@@ -17,6 +17,7 @@
 #include "rx.h"
 #include "cm.h"
 #include "tx.h"
+#include "stream.h"
 
 /*
  * main.c - module, rdma link ops, netdev events, device lifecycle.
@@ -273,6 +274,14 @@ void rsw_qp_put(struct rsw_qp *qp);
  */
 void rsw_qp_set_error(struct rsw_qp *qp);
 /*
+ * The CM attaches stream @s (stream.c) to @qp, which moves from IDLE to RTS
+ * with IRD/ORD @ird/@ord.  -EINVAL if @qp is not IDLE, has a stream or is
+ * being destroyed.  Any context.
+ */
+struct rsw_stream;
+int rsw_qp_attach_stream(struct rsw_qp *qp, struct rsw_stream *s, u32 ird,
+			 u32 ord);
+/*
  * TX engine (runs only while a stream is attached, i.e. in RTS): take the
  * next send WQE.  RSW_SQ_WIRE: *@sqe is a private copy of it, ticket *@idx,
  * and the caller must finish it with rsw_qp_sq_complete() (also when the
@@ -362,6 +371,8 @@ void rsw_tx_term_from_rx(struct rsw_tx_term *t, const struct rsw_rx *rx);
  * caller completes it with rsw_qp_sq_complete().  false if none.
  */
 bool rsw_tx_read_done(struct rsw_tx *tx, u32 *idx);
+/* The oldest outstanding Read Request (what a Read Response answers). */
+const struct rsw_tx_rd *rsw_tx_read_oldest(const struct rsw_tx *tx);
 u32 rsw_tx_reads_outstanding(const struct rsw_tx *tx);
 /* The stream died: flush the message in progress and outstanding Reads. */
 void rsw_tx_abort(struct rsw_tx *tx, struct rsw_qp *qp);
@@ -374,6 +385,47 @@ void rsw_tx_abort(struct rsw_tx *tx, struct rsw_qp *qp);
 extern const struct rsw_tx_sink_ops rsw_tx_sock_ops;
 /* @ts as the sink context of rsw_tx_init() for connected TCP @sock. */
 void rsw_tx_sock_init(struct rsw_tx_sock *ts, struct socket *sock);
+
+/*
+ * stream.c - a QP's connection in full operation (ops in stream.h, model
+ * at the top of stream.c).  RX and TX run from one work item per stream
+ * on rsw_stream_wq; everything below may be called from any context unless
+ * noted, and never sleeps unless noted.
+ */
+int rsw_stream_init(void);
+void rsw_stream_exit(void);
+/*
+ * Attach connected TCP @sock to @qp (in IDLE, not destroyed) with the
+ * negotiated @conn: the QP moves to RTS with conn's IRD/ORD.  @initiator:
+ * this side sent the MPA Request (with conn->p2p it sends the
+ * ready-to-receive message first; a responder sends nothing before it has
+ * received an FPDU).  The stream takes a QP reference and owns @sock from
+ * now on, also when this fails (-EINVAL: QP not IDLE or dead; -ENOMEM;
+ * -EOPNOTSUPP: Markers).  Nothing runs until rsw_stream_start().  Process
+ * context, may sleep.
+ */
+int rsw_stream_attach(struct rsw_qp *qp, struct socket *sock,
+		      const struct rsw_mpa_conn *conn, bool initiator,
+		      const struct rsw_stream_ops *ops, void *ctx);
+/* Let the attached stream of @qp run (after the ULP heard of it). */
+void rsw_stream_start(struct rsw_qp *qp);
+/* Something changed (WQE posted, QP state, socket): run the work. */
+void rsw_stream_kick(struct rsw_stream *s);
+/* A copy of @qp's stream counters; -ENOTCONN if none was attached. */
+int rsw_stream_stats(struct rsw_qp *qp, struct rsw_stream_stats *st);
+/*
+ * destroy_qp, after the last QP reference went (the stream has ended):
+ * wait for the work and free the stream.  Process context, may sleep.
+ */
+void rsw_stream_free(struct rsw_qp *qp);
+
+/*
+ * iw.c - the iw_cm provider ops over cm.c and stream.c (event orders and
+ * references at the top of iw.c).
+ */
+extern const struct ib_device_ops rsw_iw_ops;
+int rsw_iw_init(void);
+void rsw_iw_exit(void);
 
 /*
  * cm.c - connection endpoints: kernel TCP sockets and the MPA exchange
@@ -393,6 +445,7 @@ void rsw_cm_destroy(struct rsw_cep *cep);
 /* Negotiated outcome; -ENOTCONN unless connected. */
 int rsw_cm_conn(struct rsw_cep *cep, struct rsw_mpa_conn *conn);
 int rsw_cm_local_addr(struct rsw_cep *cep, struct sockaddr_storage *ss);
+int rsw_cm_peer_addr(struct rsw_cep *cep, struct sockaddr_storage *ss);
 /* Hand a connected cep's socket (callbacks restored) to the QP. */
 struct socket *rsw_cm_take_socket(struct rsw_cep *cep);
 const struct rsw_cm_listen_stats *rsw_cm_listen_stats(struct rsw_cep *l);

@@ -9,6 +9,8 @@
 #include <rdma/rdma_netlink.h>
 #include <rdma/rdmap_sw-abi.h>
 
+#include <rdma/iw_cm.h>
+
 #include "internal.h"
 
 #define RSW_LINK_TYPE "rdmap_sw"
@@ -110,6 +112,11 @@ static void rsw_init_ibdev(struct rsw_device *rsw)
 	ib_set_device_ops(ibdev, &rsw_mem_ops);
 	ib_set_device_ops(ibdev, &rsw_cq_ops);
 	ib_set_device_ops(ibdev, &rsw_qp_ops);
+	ib_set_device_ops(ibdev, &rsw_iw_ops);
+	/* Our sockets use the real ports: no iwpmd port mapping. */
+	ibdev->iw_driver_flags = IW_F_NO_PORT_MAP;
+	strscpy(ibdev->iw_ifname, netdev_name(rsw->netdev),
+		sizeof(ibdev->iw_ifname));
 	ibdev->node_type = RDMA_NODE_RNIC;
 	ibdev->phys_port_cnt = 1;
 	ibdev->num_comp_vectors = num_online_cpus();
@@ -361,12 +368,22 @@ static int __init rsw_init(void)
 	ret = rsw_cm_init();
 	if (ret)
 		goto err_cq_exit;
-	ret = register_netdevice_notifier(&rsw_netdev_nb);
+	ret = rsw_stream_init();
 	if (ret)
 		goto err_cm_exit;
+	ret = rsw_iw_init();
+	if (ret)
+		goto err_stream_exit;
+	ret = register_netdevice_notifier(&rsw_netdev_nb);
+	if (ret)
+		goto err_iw_exit;
 	rdma_link_register(&rsw_link_ops);
 	return 0;
 
+err_iw_exit:
+	rsw_iw_exit();
+err_stream_exit:
+	rsw_stream_exit();
 err_cm_exit:
 	rsw_cm_exit();
 err_cq_exit:
@@ -387,6 +404,8 @@ static void __exit rsw_exit(void)
 	rdma_link_unregister(&rsw_link_ops);
 	rsw_remove_all();
 	unregister_netdevice_notifier(&rsw_netdev_nb);
+	rsw_iw_exit();
+	rsw_stream_exit();
 	rsw_cm_exit();
 	rsw_cq_exit();
 	destroy_workqueue(rsw_wq);

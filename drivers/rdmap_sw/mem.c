@@ -712,7 +712,22 @@ struct rsw_mr_term rsw_mr_err_to_term(enum rsw_mr_err err,
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_mr_err_to_term);
 
+/*
+ * ops.reg_user_mr.  User MRs (ib_umem, a third MR kind) come with the
+ * userspace provider; until then registration is refused.  The op must
+ * exist all the same: ib_core counts it among the verbs that make a device
+ * a kernel verbs provider, and clients such as rdma_cm skip devices that
+ * are not one.
+ */
+static struct ib_mr *rsw_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
+				     u64 virt_addr, int access,
+				     struct ib_udata *udata)
+{
+	return ERR_PTR(-EOPNOTSUPP);
+}
+
 const struct ib_device_ops rsw_mem_ops = {
+	.reg_user_mr = rsw_reg_user_mr,
 	.get_dma_mr = rsw_get_dma_mr,
 	.alloc_mr = rsw_alloc_mr,
 	.map_mr_sg = rsw_map_mr_sg,

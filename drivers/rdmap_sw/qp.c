@@ -357,17 +357,16 @@ static int rsw_qp_enter_rts(struct rsw_qp *qp, enum ib_qp_state to)
 		return 0;
 	/*
 	 * IDLE -> RTS needs an established stream (socket after the MPA
-	 * exchange); the connection manager attaches one and moves the QP
-	 * itself.  A consumer's modify_qp never can.
+	 * exchange); the connection manager attaches one with
+	 * rsw_qp_attach_stream().  A consumer's modify_qp never can.
 	 */
 	return -ENOTCONN;
 }
 
 /*
- * CLOSING and TERMINATE change the state only.  Closing the stream in order
- * (CLOSING) or sending the Terminate message (TERMINATE) is the CM's and
- * the TX engine's work, and neither exists yet; a QP reaches these states
- * only from RTS, which needs them anyway.
+ * CLOSING and TERMINATE change the state only; the stream's work item,
+ * kicked after every state change, closes the connection in order
+ * (CLOSING) or sends the Terminate.
  */
 static int rsw_qp_enter_stream_end(struct rsw_qp *qp, enum ib_qp_state to)
 {
@@ -412,14 +411,46 @@ static int rsw_qp_change_state(struct rsw_qp *qp, enum ib_qp_state to)
 	return ret;
 }
 
+/* Let the stream see a state change (its work reads qp->state). */
+static void rsw_qp_kick_stream(struct rsw_qp *qp)
+{
+	lockdep_assert_held(&qp->lock);
+	if (qp->stream)
+		rsw_stream_kick(qp->stream);
+}
+
 void rsw_qp_set_error(struct rsw_qp *qp)
 {
 	unsigned long flags;
 
 	spin_lock_irqsave(&qp->lock, flags);
-	rsw_qp_change_state(qp, IB_QPS_ERR);
+	if (qp->state != RSW_QPS_ERROR) {
+		rsw_qp_change_state(qp, IB_QPS_ERR);
+		rsw_qp_kick_stream(qp);
+	}
 	spin_unlock_irqrestore(&qp->lock, flags);
 }
+
+int rsw_qp_attach_stream(struct rsw_qp *qp, struct rsw_stream *s, u32 ird,
+			 u32 ord)
+{
+	unsigned long flags;
+	int ret = -EINVAL;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	rsw_qp_lock_queues(qp);
+	if (!qp->dead && !qp->stream && qp->state == RSW_QPS_IDLE) {
+		qp->stream = s;
+		qp->state = RSW_QPS_RTS;
+		qp->ird = ird;
+		qp->ord = ord;
+		ret = 0;
+	}
+	rsw_qp_unlock_queues(qp);
+	spin_unlock_irqrestore(&qp->lock, flags);
+	return ret;
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_qp_attach_stream);
 
 /* ----------------------------------------------------------- post_send */
 
@@ -601,6 +632,9 @@ static int rsw_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		if (ret)
 			break;
 	}
+	/* The stream's work sends it; never from the caller's context. */
+	if (qp->stream && qp->state == RSW_QPS_RTS && !qp->dead)
+		rsw_stream_kick(qp->stream);
 	spin_unlock_irqrestore(&qp->sq.lock, flags);
 	if (ret)
 		*bad_wr = wr;
@@ -918,10 +952,12 @@ static int rsw_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	rsw_qp_lock_queues(qp);
 	qp->dead = true;
 	rsw_qp_unlock_queues(qp);
+	rsw_qp_kick_stream(qp);		/* it ends and drops its reference */
 	spin_unlock_irqrestore(&qp->lock, flags);
 
 	rsw_qp_put(qp);
 	wait_for_completion(&qp->released);
+	rsw_stream_free(qp);
 
 	rsw_cq_discard_qp(qp->sq.cq, ibqp);
 	if (qp->rq.cq != qp->sq.cq)
@@ -970,6 +1006,8 @@ static int rsw_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		ret = -EINVAL;
 	else if (mask & IB_QP_STATE)
 		ret = rsw_qp_change_state(qp, attr->qp_state);
+	if (!ret && mask & IB_QP_STATE)
+		rsw_qp_kick_stream(qp);
 	if (!ret) {
 		if (mask & IB_QP_ACCESS_FLAGS)
 			qp->access = attr->qp_access_flags;

@@ -108,6 +108,12 @@ struct rsw_qp {
 
 	struct rsw_wq sq;
 	struct rsw_wq rq;
+
+	/*
+	 * The connection, once the CM attached one (stream.c); set under
+	 * all three locks, freed by destroy_qp after the last reference.
+	 */
+	struct rsw_stream *stream;
 };
 
 static inline struct rsw_qp *to_rsw_qp(struct ib_qp *ibqp)

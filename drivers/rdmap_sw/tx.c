@@ -510,7 +510,25 @@ static void rsw_tx_finish(struct rsw_tx *tx, struct rsw_qp *qp)
 
 	tx->msg.kind = RSW_TX_IDLE;
 	if (kind == RSW_TX_READ) {
-		tx->rd_idx[tx->rd_tail++ % RSW_MAX_RD_ATOM] = tx->sqe_idx;
+		const struct rdmap_sw_sqe *sqe = &tx->sqe;
+		struct rsw_tx_rd *rd = &tx->rd[tx->rd_tail++ % RSW_MAX_RD_ATOM];
+
+		*rd = (struct rsw_tx_rd) {
+			.idx = tx->sqe_idx,
+			.len = sqe->length,
+			.inv = sqe->opcode == RDMAP_SW_WR_RDMA_READ_WITH_INV,
+		};
+		/*
+		 * Read with Local Invalidate invalidates the sink's own STag
+		 * (the RDMAC verbs' definition).  ex.invalidate_rkey is not
+		 * used: rdma_rw fills it before it bumps the MR's key for
+		 * the REG_MR in front, so it names the previous key.
+		 */
+		if (sqe->num_sge) {
+			rd->sink_stag = sqe->sge[0].lkey;
+			rd->sink_to = sqe->sge[0].addr;
+			rd->inv_stag = rd->sink_stag;
+		}
 		return;
 	}
 	if (kind == RSW_TX_WQE && qp)
@@ -642,11 +660,19 @@ u32 rsw_tx_reads_outstanding(const struct rsw_tx *tx)
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_tx_reads_outstanding);
 
+const struct rsw_tx_rd *rsw_tx_read_oldest(const struct rsw_tx *tx)
+{
+	if (!rsw_tx_reads_outstanding(tx))
+		return NULL;
+	return &tx->rd[tx->rd_head % RSW_MAX_RD_ATOM];
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_tx_read_oldest);
+
 bool rsw_tx_read_done(struct rsw_tx *tx, u32 *idx)
 {
 	if (!rsw_tx_reads_outstanding(tx))
 		return false;
-	*idx = tx->rd_idx[tx->rd_head++ % RSW_MAX_RD_ATOM];
+	*idx = tx->rd[tx->rd_head++ % RSW_MAX_RD_ATOM].idx;
 	return true;
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_tx_read_done);

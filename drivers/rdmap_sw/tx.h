@@ -151,6 +151,19 @@ struct rsw_tx_msg {
 	};
 };
 
+/*
+ * An outstanding Read Request: what its Read Response may place and what
+ * completing it does.
+ */
+struct rsw_tx_rd {
+	u32 idx;		/* SQ ticket */
+	u32 len;		/* read size */
+	u32 sink_stag;		/* 0 when len is 0 */
+	u64 sink_to;
+	u32 inv_stag;		/* READ_WITH_INV: the sink STag, invalidated */
+	bool inv;
+};
+
 /* TX state of one stream; owned by the QP, serialised by its caller. */
 struct rsw_tx {
 	struct rsw_tx_config cfg;
@@ -167,7 +180,7 @@ struct rsw_tx {
 	struct rdmap_sw_sqe sqe;	/* copy of the WQE being sent */
 
 	/* Read Requests sent, waiting for their last Read Response. */
-	u32 rd_idx[RSW_MAX_RD_ATOM];
+	struct rsw_tx_rd rd[RSW_MAX_RD_ATOM];
 	u32 rd_head;
 	u32 rd_tail;
 

@@ -149,7 +149,8 @@ static int rsw_query_device(struct ib_device *ibdev,
 	attr->max_qp_rd_atom = RSW_MAX_RD_ATOM;
 	attr->max_qp_init_rd_atom = RSW_MAX_RD_ATOM;
 	attr->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT |
-				 IB_DEVICE_SYS_IMAGE_GUID;
+				 IB_DEVICE_SYS_IMAGE_GUID |
+				 IB_DEVICE_MEM_MGT_EXTENSIONS;
 	/* Lets "rdma link delete" (nldev dellink) remove the device. */
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	return 0;

@@ -1,0 +1,565 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rdmap_sw: the iw_cm provider.  Thin wrappers: cm.c sets connections up
+ * (TCP plus the MPA exchange), stream.c runs them; this file translates
+ * both into iw_cm's calls and events.
+ *
+ * Objects.  A listener (struct rsw_iw_listen) is one iw_cm_id and one cep
+ * per local address it covers: a wildcard address becomes one socket per
+ * address of our netdev in that family, so two RDMA devices (ours and
+ * another iWARP provider) can listen on the same port, each on its own
+ * addresses.  A connection (struct rsw_iw_ep) is one iw_cm_id, one cep
+ * and the QP.
+ *
+ * Events, in the only orders iw_cm accepts:
+ *   initiator  CONNECT_REPLY; if its status was 0: [DISCONNECT] CLOSE
+ *   responder  CONNECT_REQUEST (listener's id, provider_data = the new
+ *              ep); iw_accept: ESTABLISHED, then [DISCONNECT] CLOSE;
+ *              iw_reject or a failed iw_accept: nothing more
+ * iw_cm queues every event to its own work, so they may be delivered from
+ * any of our contexts; all of ours are process context.
+ *
+ * References.  An ep holds its iw_cm_id (add_ref) from iw_connect or
+ * iw_accept until its last event, and a QP reference; the stream holds its
+ * own.  An ep is released (cep destroyed, references dropped, freed) from
+ * rsw_iw_wq, never from a cm.c callback about its cep.
+ */
+#include <linux/inetdevice.h>
+#include <linux/moduleparam.h>
+#include <linux/slab.h>
+#include <linux/workqueue.h>
+#include <net/addrconf.h>
+#include <net/if_inet6.h>
+#include <rdma/iw_cm.h>
+
+#include "internal.h"
+
+static bool rsw_mpa_crc = true;
+module_param_named(mpa_crc, rsw_mpa_crc, bool, 0644);
+MODULE_PARM_DESC(mpa_crc,
+		 "Ask for MPA CRC32c on new connections (default Y); a peer that asks gets it anyway");
+
+static bool rsw_peer_to_peer = true;
+module_param_named(peer_to_peer, rsw_peer_to_peer, bool, 0644);
+MODULE_PARM_DESC(peer_to_peer,
+		 "Initiator: ask for the RFC 6581 peer-to-peer model with a ready-to-receive message (default Y)");
+
+static uint rsw_mpa_rev = RSW_MPA_REV_2;
+module_param_named(mpa_rev, rsw_mpa_rev, uint, 0644);
+MODULE_PARM_DESC(mpa_rev,
+		 "MPA revision an initiator offers and a responder uses at most: 1 or 2 (default 2)");
+
+static struct workqueue_struct *rsw_iw_wq;
+
+/* Most addresses of one netdev a wildcard listener binds. */
+#define RSW_IW_MAX_LISTEN	16
+
+struct rsw_iw_listen {
+	struct iw_cm_id *cm_id;
+	struct rsw_device *rsw;
+	unsigned int n;
+	struct rsw_cep *cep[RSW_IW_MAX_LISTEN];
+};
+
+struct rsw_iw_ep {
+	struct iw_cm_id *cm_id;		/* referenced; NULL until it is ours */
+	struct rsw_device *rsw;
+	struct rsw_cep *cep;
+	struct rsw_qp *qp;		/* referenced */
+	struct work_struct release;
+};
+
+/* ------------------------------------------------------------ helpers */
+
+static void rsw_iw_ep_release_work(struct work_struct *work)
+{
+	struct rsw_iw_ep *ep = container_of(work, struct rsw_iw_ep, release);
+
+	if (ep->cep)
+		rsw_cm_destroy(ep->cep);
+	if (ep->qp)
+		rsw_qp_put(ep->qp);
+	if (ep->cm_id)
+		ep->cm_id->rem_ref(ep->cm_id);
+	kfree(ep);
+}
+
+static struct rsw_iw_ep *rsw_iw_ep_alloc(struct rsw_device *rsw)
+{
+	/* Small and needed to answer a peer at all. */
+	struct rsw_iw_ep *ep = kzalloc(sizeof(*ep), GFP_KERNEL | __GFP_NOFAIL);
+
+	ep->rsw = rsw;
+	INIT_WORK(&ep->release, rsw_iw_ep_release_work);
+	return ep;
+}
+
+static void rsw_iw_ep_release(struct rsw_iw_ep *ep)
+{
+	queue_work(rsw_iw_wq, &ep->release);
+}
+
+/* Local policy of a new connection with the ULP's IRD/ORD and data. */
+static void rsw_iw_params(struct rsw_mpa_params *lp,
+			  const struct iw_cm_conn_param *p)
+{
+	rsw_mpa_params_init(lp);
+	lp->rev = rsw_mpa_rev == RSW_MPA_REV_1 ? RSW_MPA_REV_1 : RSW_MPA_REV_2;
+	lp->crc = rsw_mpa_crc;
+	lp->p2p = rsw_peer_to_peer && lp->rev == RSW_MPA_REV_2;
+	if (p) {
+		lp->ird = min_t(u32, p->ird, RSW_MAX_RD_ATOM);
+		lp->ord = min_t(u32, p->ord, RSW_MAX_RD_ATOM);
+		lp->pd = p->private_data;
+		lp->pd_len = p->private_data_len;
+	}
+}
+
+static void rsw_iw_event(struct iw_cm_id *id, struct iw_cm_event *ev)
+{
+	int ret = id->event_handler(id, ev);
+
+	if (ret)
+		pr_debug("iw_cm refused event %d: %d\n", ev->event, ret);
+}
+
+/* The peer's private data: valid during the call, iw_cm copies it. */
+static void rsw_iw_event_pd(struct iw_cm_event *ev,
+			    const struct rsw_cm_event *cev)
+{
+	ev->private_data = (void *)cev->pd;
+	ev->private_data_len = cev->pd_len;
+}
+
+/* ------------------------------------------------------ stream reports */
+
+static void rsw_iw_stream_disconnect(void *ctx)
+{
+	struct rsw_iw_ep *ep = ctx;
+	struct iw_cm_event ev = { .event = IW_CM_EVENT_DISCONNECT };
+
+	rsw_iw_event(ep->cm_id, &ev);
+}
+
+static void rsw_iw_stream_closed(void *ctx, int status)
+{
+	struct rsw_iw_ep *ep = ctx;
+	struct iw_cm_event ev = {
+		.event = IW_CM_EVENT_CLOSE,
+		.status = status,
+	};
+
+	rsw_iw_event(ep->cm_id, &ev);
+	rsw_iw_ep_release(ep);
+}
+
+static const struct rsw_stream_ops rsw_iw_stream_ops = {
+	.disconnect = rsw_iw_stream_disconnect,
+	.closed = rsw_iw_stream_closed,
+};
+
+/*
+ * Take @cep's socket into @qp's stream; the addresses for the event.
+ * 0 or -errno (the socket is gone then, the peer sees it close).
+ */
+static int rsw_iw_attach(struct rsw_iw_ep *ep, bool initiator,
+			 struct iw_cm_event *ev)
+{
+	struct rsw_mpa_conn conn;
+	struct socket *sock;
+	int ret;
+
+	sock = rsw_cm_take_socket(ep->cep);
+	if (!sock)
+		return -ECONNRESET;
+	ret = rsw_cm_conn(ep->cep, &conn);
+	if (!ret)
+		ret = kernel_getsockname(sock,
+				(struct sockaddr *)&ev->local_addr) < 0;
+	if (!ret)
+		ret = kernel_getpeername(sock,
+				(struct sockaddr *)&ev->remote_addr) < 0;
+	if (ret) {
+		sock_release(sock);
+		return -ENOTCONN;
+	}
+	ev->ird = min_t(u16, conn.ird, U8_MAX);
+	ev->ord = min_t(u16, conn.ord, U8_MAX);
+	return rsw_stream_attach(ep->qp, sock, &conn, initiator,
+				 &rsw_iw_stream_ops, ep);
+}
+
+/* ---------------------------------------------------------- cm.c events */
+
+static void rsw_iw_connect_reply(void *ctx, struct rsw_cep *cep,
+				 const struct rsw_cm_event *cev)
+{
+	struct rsw_iw_ep *ep = ctx;
+	struct iw_cm_event ev = {
+		.event = IW_CM_EVENT_CONNECT_REPLY,
+		.status = cev->status,
+	};
+
+	ep->cep = cep;
+	if (!ev.status)
+		ev.status = rsw_iw_attach(ep, true, &ev);
+	rsw_iw_event_pd(&ev, cev);
+	if (ev.status) {
+		memcpy(&ev.local_addr, &ep->cm_id->m_local_addr,
+		       sizeof(ev.local_addr));
+		memcpy(&ev.remote_addr, &ep->cm_id->m_remote_addr,
+		       sizeof(ev.remote_addr));
+		rsw_iw_event(ep->cm_id, &ev);
+		rsw_iw_ep_release(ep);
+		return;
+	}
+	rsw_iw_event(ep->cm_id, &ev);
+	rsw_stream_start(ep->qp);
+}
+
+static void rsw_iw_connect_request(void *listen_ctx, struct rsw_cep *cep,
+				   const struct rsw_cm_event *cev)
+{
+	struct rsw_iw_listen *l = listen_ctx;
+	struct rsw_iw_ep *ep = rsw_iw_ep_alloc(l->rsw);
+	struct iw_cm_event ev = { .event = IW_CM_EVENT_CONNECT_REQUEST };
+
+	ep->cep = cep;
+	if (rsw_cm_local_addr(cep, &ev.local_addr) ||
+	    rsw_cm_peer_addr(cep, &ev.remote_addr)) {
+		rsw_iw_ep_release(ep);	/* the peer already left */
+		return;
+	}
+	rsw_iw_event_pd(&ev, cev);
+	/* The peer's IRD/ORD (RFC 6581), 0 if it sent none. */
+	ev.ird = min_t(u16, cev->ird, U8_MAX);
+	ev.ord = min_t(u16, cev->ord, U8_MAX);
+	ev.provider_data = ep;
+	if (l->cm_id->event_handler(l->cm_id, &ev)) {
+		rsw_cm_reject(cep, NULL, 0);
+		rsw_iw_ep_release(ep);
+	}
+}
+
+/* The responder's accept already reported ESTABLISHED itself. */
+static void rsw_iw_established(void *ctx, struct rsw_cep *cep)
+{
+}
+
+/*
+ * A connection lost before its socket was taken: a request nobody has
+ * answered yet (iw_accept then fails), as the socket is taken at once
+ * everywhere else.
+ */
+static void rsw_iw_cm_closed(void *ctx, struct rsw_cep *cep, int status)
+{
+}
+
+static const struct rsw_cm_ops rsw_iw_cm_ops = {
+	.connect_request = rsw_iw_connect_request,
+	.connect_reply = rsw_iw_connect_reply,
+	.established = rsw_iw_established,
+	.closed = rsw_iw_cm_closed,
+};
+
+/* ------------------------------------------------------------ iw ops */
+
+static struct net *rsw_iw_net(struct rsw_device *rsw)
+{
+	return dev_net(rsw->netdev);
+}
+
+static int rsw_iw_connect(struct iw_cm_id *cm_id,
+			  struct iw_cm_conn_param *param)
+{
+	struct rsw_device *rsw = to_rsw_dev(cm_id->device);
+	struct sockaddr *local = (struct sockaddr *)&cm_id->m_local_addr;
+	struct rsw_mpa_params lp;
+	struct rsw_cm_args args = {
+		.net = rsw_iw_net(rsw),
+		.remote = (struct sockaddr *)&cm_id->m_remote_addr,
+		.lp = &lp,
+		.ops = &rsw_iw_cm_ops,
+	};
+	struct rsw_cep *cep;
+	struct rsw_iw_ep *ep;
+	struct rsw_qp *qp;
+
+	qp = rsw_qp_lookup(rsw, param->qpn);
+	if (!qp)
+		return -EINVAL;
+	rsw_iw_params(&lp, param);
+	if (local->sa_family == args.remote->sa_family)
+		args.local = local;
+	ep = rsw_iw_ep_alloc(rsw);
+	ep->qp = qp;
+	cm_id->add_ref(cm_id);
+	ep->cm_id = cm_id;
+	args.ctx = ep;
+	/*
+	 * From here connect_reply may run (and release @ep) at any time:
+	 * @ep is not touched again on success.
+	 */
+	cep = rsw_cm_connect(&args);
+	if (IS_ERR(cep)) {
+		cm_id->rem_ref(cm_id);
+		rsw_qp_put(qp);
+		kfree(ep);
+		return PTR_ERR(cep);
+	}
+	return 0;
+}
+
+static int rsw_iw_accept(struct iw_cm_id *cm_id,
+			 struct iw_cm_conn_param *param)
+{
+	struct rsw_iw_ep *ep = cm_id->provider_data;
+	struct iw_cm_event ev = { .event = IW_CM_EVENT_ESTABLISHED };
+	struct rsw_mpa_params lp;
+	int ret;
+
+	if (!ep || ep->qp)
+		return -EINVAL;
+	ep->qp = rsw_qp_lookup(ep->rsw, param->qpn);
+	if (!ep->qp)
+		return -EINVAL;
+	rsw_iw_params(&lp, param);
+	cm_id->provider_data = NULL;
+	cm_id->add_ref(cm_id);
+	ep->cm_id = cm_id;
+	ret = rsw_cm_accept(ep->cep, &lp, ep);
+	if (!ret)
+		ret = rsw_iw_attach(ep, false, &ev);
+	if (ret) {
+		/* iw_cm expects no event after a failed accept. */
+		rsw_iw_ep_release(ep);
+		return ret;
+	}
+	rsw_iw_event(cm_id, &ev);
+	rsw_stream_start(ep->qp);
+	return 0;
+}
+
+static int rsw_iw_reject(struct iw_cm_id *cm_id, const void *pdata,
+			 u8 pdata_len)
+{
+	struct rsw_iw_ep *ep = cm_id->provider_data;
+	int ret;
+
+	if (!ep)
+		return -EINVAL;
+	cm_id->provider_data = NULL;
+	ret = rsw_cm_reject(ep->cep, pdata, pdata_len);
+	rsw_iw_ep_release(ep);
+	return ret;
+}
+
+/* Addresses of our netdev in @family with @port: how many, at most @max. */
+static unsigned int rsw_iw_local_addrs(struct rsw_device *rsw, int family,
+				       __be16 port,
+				       struct sockaddr_storage *out,
+				       unsigned int max)
+{
+	struct net_device *ndev = rsw->netdev;
+	unsigned int n = 0;
+
+	if (family == AF_INET) {
+		struct in_device *in = in_dev_get(ndev);
+		const struct in_ifaddr *ifa;
+
+		if (!in)
+			return 0;
+		rcu_read_lock();
+		in_dev_for_each_ifa_rcu(ifa, in) {
+			struct sockaddr_in *sin = (struct sockaddr_in *)&out[n];
+
+			if (n == max)
+				break;
+			*sin = (struct sockaddr_in) {
+				.sin_family = AF_INET,
+				.sin_port = port,
+				.sin_addr.s_addr = ifa->ifa_local,
+			};
+			n++;
+		}
+		rcu_read_unlock();
+		in_dev_put(in);
+	} else if (IS_ENABLED(CONFIG_IPV6) && family == AF_INET6) {
+		struct inet6_dev *in6 = in6_dev_get(ndev);
+		const struct inet6_ifaddr *ifp;
+
+		if (!in6)
+			return 0;
+		read_lock_bh(&in6->lock);
+		list_for_each_entry(ifp, &in6->addr_list, if_list) {
+			struct sockaddr_in6 *sin6 =
+				(struct sockaddr_in6 *)&out[n];
+
+			if (n == max)
+				break;
+			if (ifp->flags & (IFA_F_TENTATIVE | IFA_F_DADFAILED))
+				continue;
+			*sin6 = (struct sockaddr_in6) {
+				.sin6_family = AF_INET6,
+				.sin6_port = port,
+				.sin6_addr = ifp->addr,
+			};
+			if (ipv6_addr_type(&ifp->addr) & IPV6_ADDR_LINKLOCAL)
+				sin6->sin6_scope_id = ndev->ifindex;
+			n++;
+		}
+		read_unlock_bh(&in6->lock);
+		in6_dev_put(in6);
+	}
+	return n;
+}
+
+static bool rsw_iw_wildcard(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)ss)->sin_addr.s_addr ==
+		       htonl(INADDR_ANY);
+	if (ss->ss_family == AF_INET6)
+		return ipv6_addr_any(&((const struct sockaddr_in6 *)ss)->sin6_addr);
+	return false;
+}
+
+static void rsw_iw_set_port(struct sockaddr_storage *ss, __be16 port)
+{
+	if (ss->ss_family == AF_INET)
+		((struct sockaddr_in *)ss)->sin_port = port;
+	else
+		((struct sockaddr_in6 *)ss)->sin6_port = port;
+}
+
+static __be16 rsw_iw_port(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)ss)->sin_port;
+	return ((const struct sockaddr_in6 *)ss)->sin6_port;
+}
+
+static void rsw_iw_listen_free(struct rsw_iw_listen *l)
+{
+	while (l->n)
+		rsw_cm_destroy(l->cep[--l->n]);
+	kfree(l);
+}
+
+static int rsw_iw_create_listen(struct iw_cm_id *cm_id, int backlog)
+{
+	struct rsw_device *rsw = to_rsw_dev(cm_id->device);
+	struct sockaddr_storage *addr;
+	struct rsw_mpa_params lp;
+	struct rsw_cm_args args = {
+		.net = rsw_iw_net(rsw),
+		.backlog = backlog,
+		.lp = &lp,
+		.ops = &rsw_iw_cm_ops,
+	};
+	struct rsw_iw_listen *l;
+	unsigned int i, n;
+	__be16 port;
+	int ret = 0;
+
+	l = kzalloc(sizeof(*l), GFP_KERNEL);
+	addr = kcalloc(RSW_IW_MAX_LISTEN, sizeof(*addr), GFP_KERNEL);
+	if (!l || !addr) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	l->cm_id = cm_id;
+	l->rsw = rsw;
+	args.ctx = l;
+	rsw_iw_params(&lp, NULL);
+	port = rsw_iw_port(&cm_id->m_local_addr);
+	if (rsw_iw_wildcard(&cm_id->m_local_addr)) {
+		n = rsw_iw_local_addrs(rsw, cm_id->m_local_addr.ss_family,
+				       port, addr, RSW_IW_MAX_LISTEN);
+	} else {
+		addr[0] = cm_id->m_local_addr;
+		n = 1;
+	}
+	for (i = 0; i < n; i++) {
+		struct rsw_cep *cep;
+
+		args.local = (struct sockaddr *)&addr[i];
+		cep = rsw_cm_listen(&args);
+		if (IS_ERR(cep)) {
+			ret = PTR_ERR(cep);
+			goto out;
+		}
+		l->cep[l->n++] = cep;
+		/* An ephemeral port: the same one on every address. */
+		if (!port && !rsw_cm_local_addr(cep, &addr[i])) {
+			unsigned int j;
+
+			port = rsw_iw_port(&addr[i]);
+			for (j = i + 1; j < n; j++)
+				rsw_iw_set_port(&addr[j], port);
+		}
+	}
+	cm_id->add_ref(cm_id);
+	cm_id->provider_data = l;
+	l = NULL;
+out:
+	if (l)
+		rsw_iw_listen_free(l);
+	kfree(addr);
+	return ret;
+}
+
+static int rsw_iw_destroy_listen(struct iw_cm_id *cm_id)
+{
+	struct rsw_iw_listen *l = cm_id->provider_data;
+
+	if (!l)
+		return 0;
+	cm_id->provider_data = NULL;
+	rsw_iw_listen_free(l);
+	cm_id->rem_ref(cm_id);
+	return 0;
+}
+
+static void rsw_iw_add_ref(struct ib_qp *ibqp)
+{
+	rsw_qp_get(to_rsw_qp(ibqp));
+}
+
+static void rsw_iw_rem_ref(struct ib_qp *ibqp)
+{
+	rsw_qp_put(to_rsw_qp(ibqp));
+}
+
+/* iw_cm only needs the pointer: it takes its reference with add_ref. */
+static struct ib_qp *rsw_iw_get_qp(struct ib_device *ibdev, int qpn)
+{
+	struct rsw_qp *qp = rsw_qp_lookup(to_rsw_dev(ibdev), qpn);
+
+	if (!qp)
+		return NULL;
+	rsw_qp_put(qp);
+	return &qp->base;
+}
+
+const struct ib_device_ops rsw_iw_ops = {
+	.iw_accept = rsw_iw_accept,
+	.iw_add_ref = rsw_iw_add_ref,
+	.iw_connect = rsw_iw_connect,
+	.iw_create_listen = rsw_iw_create_listen,
+	.iw_destroy_listen = rsw_iw_destroy_listen,
+	.iw_get_qp = rsw_iw_get_qp,
+	.iw_reject = rsw_iw_reject,
+	.iw_rem_ref = rsw_iw_rem_ref,
+};
+
+int rsw_iw_init(void)
+{
+	rsw_iw_wq = alloc_workqueue("rdmap_sw_iw", WQ_MEM_RECLAIM, 0);
+	return rsw_iw_wq ? 0 : -ENOMEM;
+}
+
+void rsw_iw_exit(void)
+{
+	destroy_workqueue(rsw_iw_wq);
+}

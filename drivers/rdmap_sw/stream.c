@@ -1,0 +1,972 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rdmap_sw: a QP's connection in full operation (types in stream.h, API in
+ * internal.h).
+ *
+ * Model.  One work item per stream, on rsw_stream_wq, does everything: it
+ * reads the socket with tcp_read_sock() into the RX parser, whose callbacks
+ * below place payload into registered memory and complete receives and
+ * Reads; then it runs the TX engine over owed Read Responses and the send
+ * queue.  The socket callbacks (data ready, write space, state change),
+ * post_send and modify_qp only queue that work.  Because RX and TX of one
+ * stream never run concurrently, the parser, the engine and the state
+ * below need no lock of their own; the QP's queues keep theirs.  (Parsing
+ * in the data-ready softirq itself would save a context switch per batch;
+ * it needs the Read bookkeeping shared between the two sides first.)
+ *
+ * Phases:
+ *   IDLE    attached, QP in RTS, waiting for rsw_stream_start()
+ *   RUN     full operation
+ *   LINGER  our side is finished (after a Terminate, or an orderly close
+ *           asked for with modify_qp to SQD): what is still queued goes
+ *           out, then our FIN; incoming octets are discarded until the
+ *           peer's FIN or RSW_STREAM_LINGER_MS
+ *   DONE    QP in ERROR and flushed, socket released, closed() reported,
+ *           the QP reference dropped
+ * A QP moved to ERROR (by the ULP, a completion error or destroy_qp), a
+ * reset or error on the socket, or a fault in the TX engine end the
+ * stream abortively from any phase: the socket is closed with a reset.
+ *
+ * Ready to receive (RFC 5044 section 7.1.2, RFC 6581): a responder sends
+ * nothing before it has received a valid FPDU; with the peer-to-peer
+ * model the initiator's first FPDU is the negotiated zero-length Write,
+ * Read or Send, which completes no work request on either side.
+ *
+ * Untagged messages are accepted in order only: the window of a queue is
+ * its next MSN, so a segment of a later message (which a sender on one TCP
+ * stream has no reason to send early) is refused as "no buffer".
+ */
+#include <linux/net.h>
+#include <linux/slab.h>
+#include <linux/tcp.h>
+#include <linux/workqueue.h>
+#include <net/sock.h>
+#include <net/tcp.h>
+
+#include "internal.h"
+#include "mem.h"
+
+/* How long our FIN waits for the peer's before the socket is reset. */
+#define RSW_STREAM_LINGER_MS	3000
+/* Work done per run before the item requeues itself. */
+#define RSW_STREAM_ROUNDS	16
+#define RSW_STREAM_RX_BUDGET	(256 * 1024)
+#define RSW_STREAM_TX_BUDGET	32
+
+static struct workqueue_struct *rsw_stream_wq;
+
+enum rsw_stream_phase {
+	RSW_STREAM_IDLE,
+	RSW_STREAM_RUN,
+	RSW_STREAM_LINGER,
+	RSW_STREAM_DONE,
+};
+
+/* The untagged Send being received. */
+struct rsw_stream_recv {
+	bool active;
+	bool rtr;		/* the zero-length RTR Send: no WQE behind it */
+	u8 status;		/* RDMAP_SW_WC_* if placement failed */
+	u32 idx;
+	struct rdmap_sw_rqe rqe;
+};
+
+struct rsw_stream {
+	struct rsw_qp *qp;		/* a reference until DONE */
+	struct socket *sock;
+	struct work_struct work;
+	struct delayed_work linger;
+	const struct rsw_stream_ops *ops;
+	void *ctx;
+	struct rsw_mpa_conn conn;
+	bool initiator;
+
+	/* Everything below: the work item only. */
+	enum rsw_stream_phase phase;
+	int status;			/* why the stream ends */
+	bool tx_hold;			/* responder: no FPDU received yet */
+	bool rtr_send;			/* initiator (p2p): RTR still to send */
+	bool rtr_read;			/* our RTR Read awaits its response */
+	bool rtr_wait;			/* responder (p2p): RTR not yet seen */
+	bool rx_end;			/* parser stopped or Terminate seen */
+	bool eof;			/* peer's FIN at an FPDU boundary */
+	bool term_due;			/* term must be sent */
+	bool fin_sent;
+	struct rsw_tx_term term;
+
+	struct rsw_stream_recv recv;
+	u32 rresp_placed;		/* octets of the Read Response so far */
+	u32 msn[RSW_QN_NUM];		/* next MSN expected per queue */
+	/* Read Requests to answer, conn.ird deep. */
+	struct rsw_tx_rresp *rr;
+	u32 rr_size;
+	u32 rr_head;
+	u32 rr_tail;
+
+	struct rsw_stream_stats stats;
+	void (*saved_data_ready)(struct sock *sk);
+	void (*saved_write_space)(struct sock *sk);
+	void (*saved_state_change)(struct sock *sk);
+
+	struct rsw_rx rx;
+	struct rsw_tx tx;
+	struct rsw_tx_sock ts;
+};
+
+void rsw_stream_kick(struct rsw_stream *s)
+{
+	queue_work(rsw_stream_wq, &s->work);
+}
+
+/* ---------------------------------------------------------- socket hooks */
+
+static struct rsw_stream *rsw_stream_of(struct sock *sk)
+{
+	return rcu_dereference_sk_user_data(sk);
+}
+
+static void rsw_stream_sk_wake(struct sock *sk)
+{
+	struct rsw_stream *s;
+
+	rcu_read_lock();
+	s = rsw_stream_of(sk);
+	if (s)
+		rsw_stream_kick(s);
+	rcu_read_unlock();
+}
+
+static void rsw_stream_sk_write_space(struct sock *sk)
+{
+	if (sk_stream_is_writeable(sk) && sk->sk_socket)
+		clear_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
+	rsw_stream_sk_wake(sk);
+}
+
+static void rsw_stream_hook(struct rsw_stream *s)
+{
+	struct sock *sk = s->sock->sk;
+
+	write_lock_bh(&sk->sk_callback_lock);
+	s->saved_data_ready = sk->sk_data_ready;
+	s->saved_write_space = sk->sk_write_space;
+	s->saved_state_change = sk->sk_state_change;
+	rcu_assign_sk_user_data(sk, s);
+	sk->sk_data_ready = rsw_stream_sk_wake;
+	sk->sk_write_space = rsw_stream_sk_write_space;
+	sk->sk_state_change = rsw_stream_sk_wake;
+	write_unlock_bh(&sk->sk_callback_lock);
+}
+
+static void rsw_stream_unhook(struct rsw_stream *s)
+{
+	struct sock *sk = s->sock->sk;
+
+	write_lock_bh(&sk->sk_callback_lock);
+	rcu_assign_sk_user_data(sk, NULL);
+	sk->sk_data_ready = s->saved_data_ready;
+	sk->sk_write_space = s->saved_write_space;
+	sk->sk_state_change = s->saved_state_change;
+	write_unlock_bh(&sk->sk_callback_lock);
+	/* A callback that found the stream has finished queueing it. */
+	synchronize_rcu();
+}
+
+/* ------------------------------------------------------------- helpers */
+
+static void rsw_stream_set_term(struct rsw_rx_term *t, u8 layer, u8 etype,
+				u8 ecode)
+{
+	t->layer = layer;
+	t->etype = etype;
+	t->ecode = ecode;
+}
+
+static void rsw_stream_mr_term(struct rsw_rx_term *t, enum rsw_mr_err err,
+			       enum rsw_mr_use use)
+{
+	struct rsw_mr_term mt = rsw_mr_err_to_term(err, use);
+
+	rsw_stream_set_term(t, mt.layer, mt.etype, mt.ecode);
+}
+
+static void rsw_stream_async(struct rsw_stream *s, enum ib_event_type type)
+{
+	struct ib_qp *ibqp = &s->qp->base;
+	struct ib_event ev = {
+		.device = ibqp->device,
+		.element.qp = ibqp,
+		.event = type,
+	};
+
+	if (ibqp->event_handler && !READ_ONCE(s->qp->dead))
+		ibqp->event_handler(&ev, ibqp->qp_context);
+}
+
+/* Whether the Terminate (layer, etype) is about protection. */
+static bool rsw_stream_term_is_access(u8 layer, u8 etype)
+{
+	return (layer == RSW_TERM_LAYER_RDMAP &&
+		etype == RSW_RDMAP_ET_REMOTE_PROT) ||
+	       (layer == RSW_TERM_LAYER_DDP && etype == RSW_DDP_ET_TAGGED);
+}
+
+/* ------------------------------------------------ RX: placement, delivery */
+
+/* Take the receive WQE for the next Send; false if none is posted. */
+static bool rsw_stream_recv_take(struct rsw_stream *s)
+{
+	struct rsw_stream_recv *r = &s->recv;
+
+	if (r->active)
+		return true;
+	memset(r, 0, offsetof(struct rsw_stream_recv, rqe));
+	if (s->rtr_wait && s->conn.rtr == RSW_MPA_RTR_SEND) {
+		r->active = r->rtr = true;
+		return true;
+	}
+	if (!rsw_qp_rq_take(s->qp, &r->rqe, &r->idx))
+		return false;
+	r->active = true;
+	/* The copy is ours: an entry the ring got wrong places nothing. */
+	if (r->rqe.num_sge > RDMAP_SW_MAX_SGE) {
+		r->rqe.num_sge = 0;
+		r->rqe.length = 0;
+		r->status = RDMAP_SW_WC_LOC_QP_OP_ERR;
+	}
+	return true;
+}
+
+static void rsw_stream_window(void *ctx, u8 qn, u32 msn,
+			      struct rsw_rx_window *w)
+{
+	struct rsw_stream *s = ctx;
+
+	w->msn = s->msn[qn];
+	switch (qn) {
+	case RSW_QN_SEND:
+		if (rsw_stream_recv_take(s)) {
+			w->count = 1;
+			w->len = s->recv.rtr ? 0 : s->recv.rqe.length;
+		}
+		break;
+	case RSW_QN_READ_REQ:
+		w->count = s->rr_size - (s->rr_tail - s->rr_head);
+		break;
+	case RSW_QN_TERMINATE:
+		w->count = 1;
+		break;
+	}
+}
+
+/* Copy @len octets at message offset @mo into the receive WQE's SGEs. */
+static bool rsw_stream_place_untagged(void *ctx, const struct rsw_rx_seg *seg,
+				      u32 mo, const void *data, u32 len,
+				      struct rsw_rx_term *term)
+{
+	struct rsw_stream *s = ctx;
+	struct rsw_stream_recv *r = &s->recv;
+	struct rsw_mr_ref ref;
+	enum rsw_mr_err err;
+	u32 i, off = mo;
+
+	if (seg->qn != RSW_QN_SEND || !r->active || r->rtr)
+		goto catastrophic;
+	for (i = 0; i < r->rqe.num_sge && len; i++) {
+		const struct rdmap_sw_sge *sge = &r->rqe.sge[i];
+		u32 n;
+
+		if (off >= sge->length) {
+			off -= sge->length;
+			continue;
+		}
+		n = min(len, sge->length - off);
+		err = rsw_mr_get(s->qp->rsw, s->qp->base.pd, sge->lkey,
+				 sge->addr + off, n, IB_ACCESS_LOCAL_WRITE,
+				 &ref);
+		if (!err) {
+			err = rsw_mr_copy_to(&ref, sge->addr + off, data, n);
+			rsw_mr_ref_put(&ref);
+		}
+		if (err) {
+			r->status = RDMAP_SW_WC_LOC_PROT_ERR;
+			goto catastrophic;
+		}
+		data += n;
+		len -= n;
+		off = 0;
+	}
+	if (!len)
+		return true;
+catastrophic:
+	/* Our receive buffer failed us, not the peer: a local error. */
+	rsw_stream_set_term(term, RSW_TERM_LAYER_RDMAP,
+			    RSW_RDMAP_ET_CATASTROPHIC, 0);
+	return false;
+}
+
+/* Tagged payload: Write into an MR, or Read Response into our sink. */
+static bool rsw_stream_place_tagged(void *ctx, const struct rsw_rx_seg *seg,
+				    u64 to, const void *data, u32 len,
+				    struct rsw_rx_term *term)
+{
+	struct rsw_stream *s = ctx;
+	u32 right = IB_ACCESS_REMOTE_WRITE;
+	struct rsw_mr_ref ref;
+	enum rsw_mr_err err;
+
+	if (seg->opcode == RSW_OP_READ_RESP) {
+		const struct rsw_tx_rd *rd = rsw_tx_read_oldest(&s->tx);
+
+		/*
+		 * Only the sink of the oldest outstanding Read, and only
+		 * the range it asked for, whatever rights the MR has.
+		 */
+		if (!rd || s->rtr_read || seg->stag != rd->sink_stag) {
+			rsw_stream_set_term(term, RSW_TERM_LAYER_DDP,
+					    RSW_DDP_ET_TAGGED,
+					    RSW_DDP_EC_T_INVALID_STAG);
+			return false;
+		}
+		if (to < rd->sink_to || to - rd->sink_to > rd->len ||
+		    len > rd->len - (to - rd->sink_to)) {
+			rsw_stream_set_term(term, RSW_TERM_LAYER_DDP,
+					    RSW_DDP_ET_TAGGED,
+					    RSW_DDP_EC_T_BASE_BOUNDS);
+			return false;
+		}
+		right = IB_ACCESS_LOCAL_WRITE;
+		s->rresp_placed += len;
+	}
+	err = rsw_mr_get(s->qp->rsw, s->qp->base.pd, seg->stag, to, len,
+			 right, &ref);
+	if (!err) {
+		err = rsw_mr_copy_to(&ref, to, data, len);
+		rsw_mr_ref_put(&ref);
+	}
+	if (err) {
+		rsw_stream_mr_term(term, err, RSW_MR_USE_TAGGED);
+		return false;
+	}
+	return true;
+}
+
+/* The last segment of a Read Response: complete the oldest Read. */
+static bool rsw_stream_read_done(struct rsw_stream *s,
+				 struct rsw_rx_term *term)
+{
+	const struct rsw_tx_rd *oldest = rsw_tx_read_oldest(&s->tx);
+	u32 placed = s->rresp_placed;
+	struct rsw_tx_rd rd;
+	u8 status = RDMAP_SW_WC_SUCCESS;
+	u32 idx;
+
+	s->rresp_placed = 0;
+	if (!oldest || placed != oldest->len) {
+		/* Nothing asked for, or not all of what was asked. */
+		rsw_stream_set_term(term, RSW_TERM_LAYER_RDMAP,
+				    RSW_RDMAP_ET_REMOTE_OP,
+				    RSW_RDMAP_EC_OPCODE);
+		return false;
+	}
+	rd = *oldest;
+	rsw_tx_read_done(&s->tx, &idx);
+	if (s->rtr_read) {
+		s->rtr_read = false;
+		return true;
+	}
+	if (rd.inv &&
+	    rsw_mr_invalidate_local(s->qp->rsw, s->qp->base.pd, rd.inv_stag))
+		status = RDMAP_SW_WC_LOC_PROT_ERR;
+	rsw_qp_sq_complete(s->qp, rd.idx, status, rd.len);
+	return true;
+}
+
+/* The last segment of a Send: invalidate if asked, complete the receive. */
+static bool rsw_stream_send_done(struct rsw_stream *s,
+				 const struct rsw_rx_seg *seg,
+				 struct rsw_rx_term *term)
+{
+	struct rsw_stream_recv *r = &s->recv;
+	struct rsw_rq_result res = {
+		.status = r->status,
+		.byte_len = seg->mo + seg->payload_len,
+		.solicited = seg->opcode == RSW_OP_SEND_SE ||
+			     seg->opcode == RSW_OP_SEND_SE_INV,
+	};
+	enum rsw_mr_err err;
+
+	s->msn[RSW_QN_SEND]++;
+	r->active = false;
+	if (r->rtr) {
+		s->rtr_wait = false;
+		return true;
+	}
+	if (rsw_rdmap_op_inval(seg->opcode)) {
+		err = rsw_mr_invalidate_remote(s->qp->rsw, s->qp->base.pd,
+					       seg->inval_stag);
+		if (err) {
+			res.status = RDMAP_SW_WC_REM_INV_REQ_ERR;
+			rsw_qp_rq_complete(s->qp, r->idx, &res);
+			rsw_stream_mr_term(term, err, RSW_MR_USE_INVALIDATE);
+			return false;
+		}
+		res.cqe_flags = RDMAP_SW_CQE_WITH_INV;
+		res.ex_data = seg->inval_stag;
+	}
+	rsw_qp_rq_complete(s->qp, r->idx, &res);
+	return true;
+}
+
+/* A Read Request: owed a Read Response (checked when it is sent). */
+static void rsw_stream_read_req(struct rsw_stream *s,
+				const struct rsw_rx_seg *seg)
+{
+	const struct rsw_rdmap_rreq *q = &seg->hdr->rreq.rreq;
+
+	s->rr[s->rr_tail++ % s->rr_size] = (struct rsw_tx_rresp) {
+		.sink_stag = be32_to_cpu(q->sink_stag),
+		.sink_to = be64_to_cpu(q->sink_to),
+		.src_stag = be32_to_cpu(q->src_stag),
+		.src_to = be64_to_cpu(q->src_to),
+		.len = be32_to_cpu(q->read_size),
+	};
+	s->msn[RSW_QN_READ_REQ]++;
+	if (s->rtr_wait && s->conn.rtr == RSW_MPA_RTR_READ)
+		s->rtr_wait = false;
+}
+
+/* The peer's Terminate: the stream is over, the QP goes to ERROR. */
+static void rsw_stream_term_rcvd(struct rsw_stream *s,
+				 const struct rsw_rx_seg *seg)
+{
+	const struct rsw_rdmap_term *t = &seg->hdr->term.term;
+
+	s->msn[RSW_QN_TERMINATE]++;
+	s->stats.term_rcvd = 1;
+	s->stats.term_layer = rsw_term_layer(t);
+	s->stats.term_etype = rsw_term_etype(t);
+	s->stats.term_ecode = rsw_term_ecode(t);
+	s->rx_end = true;
+	s->status = -ECONNABORTED;
+}
+
+static bool rsw_stream_seg_done(void *ctx, const struct rsw_rx_seg *seg,
+				struct rsw_rx_term *term)
+{
+	struct rsw_stream *s = ctx;
+
+	s->stats.rx_fpdus++;
+	s->tx_hold = false;
+	if (s->rx_end)		/* after a Terminate nothing counts */
+		return true;
+	switch (seg->opcode) {
+	case RSW_OP_WRITE:
+		if (s->rtr_wait && s->conn.rtr == RSW_MPA_RTR_WRITE &&
+		    !seg->payload_len)
+			s->rtr_wait = false;
+		return true;
+	case RSW_OP_READ_RESP:
+		return !seg->last || rsw_stream_read_done(s, term);
+	case RSW_OP_READ_REQ:
+		rsw_stream_read_req(s, seg);
+		return true;
+	case RSW_OP_TERMINATE:
+		rsw_stream_term_rcvd(s, seg);
+		return true;
+	default:	/* the Send types */
+		return !seg->last || rsw_stream_send_done(s, seg, term);
+	}
+}
+
+static void rsw_stream_rx_stop(void *ctx, const struct rsw_rx_seg *seg,
+			       const struct rsw_rx_term *term)
+{
+	struct rsw_stream *s = ctx;
+	struct rsw_tx_term *t = &s->term;
+
+	s->rx_end = true;
+	s->status = -ECONNABORTED;
+	/* A stream cut inside an FPDU has nobody left to tell. */
+	if (term->layer == RSW_TERM_LAYER_LLP &&
+	    term->ecode == RSW_MPA_EC_TCP_LOST) {
+		s->status = -ECONNRESET;
+		return;
+	}
+	memset(t, 0, sizeof(*t));
+	t->layer = term->layer;
+	t->etype = term->etype;
+	t->ecode = term->ecode;
+	t->ddp_hdr = term->ddp_hdr;
+	t->rdma_hdr = term->rdma_hdr;
+	memcpy(t->hdr, s->rx.hdr_octets, sizeof(t->hdr));
+	s->term_due = true;
+}
+
+static const struct rsw_rx_ops rsw_stream_rx_ops = {
+	.window = rsw_stream_window,
+	.place_tagged = rsw_stream_place_tagged,
+	.place_untagged = rsw_stream_place_untagged,
+	.seg_done = rsw_stream_seg_done,
+	.stop = rsw_stream_rx_stop,
+};
+
+/* --------------------------------------------------------- RX: the socket */
+
+static int rsw_stream_recv_actor(read_descriptor_t *desc, struct sk_buff *skb,
+				 unsigned int off, size_t len)
+{
+	struct rsw_stream *s = desc->arg.data;
+	size_t used;
+
+	if (s->phase == RSW_STREAM_LINGER)
+		used = len;			/* discarded */
+	else if (s->rx_end)
+		used = 0;
+	else
+		used = rsw_rx_feed_skb(&s->rx, skb, off, len);
+	if (s->rx_end && s->phase != RSW_STREAM_LINGER)
+		desc->count = 0;
+	else
+		desc->count -= min_t(size_t, used, desc->count);
+	return used;
+}
+
+/* Read what the socket has; true if the budget ran out (more to read). */
+static bool rsw_stream_rx(struct rsw_stream *s)
+{
+	struct sock *sk = s->sock->sk;
+	read_descriptor_t desc = {
+		.arg.data = s,
+		.count = RSW_STREAM_RX_BUDGET,
+	};
+
+	if (s->rx_end && s->phase != RSW_STREAM_LINGER)
+		return false;
+	lock_sock(sk);
+	tcp_read_sock(sk, &desc, rsw_stream_recv_actor);
+	if (!desc.count) {
+		release_sock(sk);
+		return !s->rx_end || s->phase == RSW_STREAM_LINGER;
+	}
+	/*
+	 * All read: the peer's FIN, if it came, is next.  Inside an FPDU
+	 * the parser stops the stream itself (rsw_stream_rx_stop()).
+	 */
+	if (READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN && !tcp_inq(sk)) {
+		if (s->phase == RSW_STREAM_LINGER || s->rx_end ||
+		    rsw_rx_eof(&s->rx))
+			s->eof = true;
+	}
+	release_sock(sk);
+	return false;
+}
+
+/* ----------------------------------------------------------------- TX */
+
+/* The initiator's ready-to-receive message (RFC 6581), completing nothing. */
+static int rsw_stream_send_rtr(struct rsw_stream *s)
+{
+	struct rdmap_sw_sqe *sqe = &s->tx.sqe;
+
+	memset(sqe, 0, offsetof(struct rdmap_sw_sqe, sge));
+	switch (s->conn.rtr) {
+	case RSW_MPA_RTR_WRITE:
+		sqe->opcode = RDMAP_SW_WR_RDMA_WRITE;
+		break;
+	case RSW_MPA_RTR_READ:
+		sqe->opcode = RDMAP_SW_WR_RDMA_READ;
+		s->rtr_read = true;
+		break;
+	default:
+		sqe->opcode = RDMAP_SW_WR_SEND;
+		break;
+	}
+	return rsw_tx_wqe(&s->tx, NULL, sqe, 0);
+}
+
+/* Owed Read Responses, oldest first, between messages. */
+static int rsw_stream_tx_rresp(struct rsw_stream *s)
+{
+	struct rsw_rx_term term = {};
+	int ret = 0;
+
+	while (s->rr_head != s->rr_tail) {
+		ret = rsw_tx_read_response(&s->tx,
+					   &s->rr[s->rr_head % s->rr_size],
+					   &term);
+		if (ret == -EBUSY)
+			return 0;	/* a message is in progress */
+		s->rr_head++;
+		if (ret == -EACCES) {
+			memset(&s->term, 0, sizeof(s->term));
+			s->term.layer = term.layer;
+			s->term.etype = term.etype;
+			s->term.ecode = term.ecode;
+			s->term_due = true;
+			s->rx_end = true;
+			s->status = -ECONNABORTED;
+			return -EACCES;
+		}
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* Run the TX engine; true if it stopped at its budget (more to send). */
+static bool rsw_stream_tx(struct rsw_stream *s)
+{
+	int ret;
+
+	s->stats.tx_calls++;
+	if (s->rtr_send) {
+		ret = rsw_stream_send_rtr(s);
+		if (ret && ret != -EAGAIN)
+			goto fail;
+		s->rtr_send = false;
+		if (ret)
+			return false;
+	}
+	ret = rsw_stream_tx_rresp(s);
+	if (ret == -EACCES)
+		return true;		/* the Terminate goes next */
+	if (ret && ret != -EAGAIN)
+		goto fail;
+	if (ret)
+		return false;
+	ret = rsw_tx_process(&s->tx, s->qp, RSW_STREAM_TX_BUDGET);
+	if (ret == -EAGAIN)
+		return false;		/* write space wakes us */
+	if (ret < 0)
+		goto fail;
+	return ret == RSW_STREAM_TX_BUDGET || s->rr_head != s->rr_tail;
+fail:
+	if (!s->status)
+		s->status = ret;
+	s->rx_end = true;
+	return false;
+}
+
+/* ------------------------------------------------------------ endings */
+
+/*
+ * The stream is over: QP to ERROR with everything flushed, socket
+ * released (reset if @abort), closed() reported, QP reference dropped.
+ */
+static void rsw_stream_end(struct rsw_stream *s, bool abort)
+{
+	struct rsw_stream_recv *r = &s->recv;
+	struct rsw_rq_result flush = { .status = RDMAP_SW_WC_WR_FLUSH_ERR };
+	struct rsw_qp *qp = s->qp;
+	u32 idx;
+
+	s->phase = RSW_STREAM_DONE;
+	cancel_delayed_work(&s->linger);
+	rsw_stream_unhook(s);
+	rsw_qp_set_error(qp);
+	if (s->rtr_read && rsw_tx_read_done(&s->tx, &idx))
+		s->rtr_read = false;	/* completes nothing */
+	rsw_tx_abort(&s->tx, qp);
+	if (r->active && !r->rtr) {
+		if (r->status)
+			flush.status = r->status;
+		rsw_qp_rq_complete(qp, r->idx, &flush);
+	}
+	r->active = false;
+	if (abort)
+		sock_no_linger(s->sock->sk);
+	sock_release(s->sock);
+	s->sock = NULL;
+	if (s->ops && s->ops->closed)
+		s->ops->closed(s->ctx, s->status);
+	rsw_qp_put(qp);
+}
+
+/* Our side is done: queued output, then FIN, then wait for the peer's. */
+static void rsw_stream_linger(struct rsw_stream *s)
+{
+	s->phase = RSW_STREAM_LINGER;
+	queue_delayed_work(rsw_stream_wq, &s->linger,
+			   msecs_to_jiffies(RSW_STREAM_LINGER_MS));
+}
+
+/* Send the Terminate decided by RX or TX, then linger. */
+static void rsw_stream_terminate(struct rsw_stream *s)
+{
+	enum ib_event_type ev = IB_EVENT_QP_FATAL;
+
+	u32 idx;
+
+	s->term_due = false;
+	if (rsw_stream_term_is_access(s->term.layer, s->term.etype))
+		ev = IB_EVENT_QP_ACCESS_ERR;
+	/* In the middle of an FPDU there is no place to put it. */
+	if (!s->ts.skip) {
+		if (s->rtr_read && rsw_tx_read_done(&s->tx, &idx))
+			s->rtr_read = false;	/* completes nothing */
+		rsw_tx_abort(&s->tx, s->qp);
+		if (rsw_tx_terminate(&s->tx, &s->term) >= 0 ||
+		    s->tx.msg.kind == RSW_TX_TERM) {
+			s->stats.term_sent = 1;
+			s->stats.term_layer = s->term.layer;
+			s->stats.term_etype = s->term.etype;
+			s->stats.term_ecode = s->term.ecode;
+		}
+	}
+	rsw_qp_set_error(s->qp);
+	rsw_stream_async(s, ev);
+	rsw_stream_linger(s);
+}
+
+/* LINGER: finish what is queued, then our FIN; true once the peer's came. */
+static bool rsw_stream_linger_step(struct rsw_stream *s)
+{
+	int ret = 0;
+
+	if (!s->fin_sent) {
+		if (s->tx.msg.kind != RSW_TX_IDLE)
+			ret = rsw_tx_process(&s->tx, s->qp, 0);
+		if (ret == -EAGAIN)
+			return false;
+		kernel_sock_shutdown(s->sock, SHUT_WR);
+		s->fin_sent = true;
+	}
+	return s->eof;
+}
+
+/* The QP was moved to ERROR or destroyed, or the socket failed. */
+static bool rsw_stream_broken(struct rsw_stream *s)
+{
+	struct rsw_qp *qp = s->qp;
+	struct sock *sk = s->sock->sk;
+	int err;
+
+	if (READ_ONCE(qp->dead) || READ_ONCE(qp->state) == RSW_QPS_ERROR) {
+		if (!s->status)
+			s->status = -ECONNABORTED;
+		return true;
+	}
+	/*
+	 * A reset sets sk_err.  Closed without one is the end of an orderly
+	 * close in LINGER (the FIN path handles it), a loss in RUN.
+	 */
+	err = READ_ONCE(sk->sk_err);
+	if (err || (s->phase == RSW_STREAM_RUN &&
+		    READ_ONCE(sk->sk_state) == TCP_CLOSE)) {
+		if (!s->status)
+			s->status = err ? -err : -ECONNRESET;
+		return true;
+	}
+	return false;
+}
+
+/* One round in RUN; true if there is more to do at once. */
+static bool rsw_stream_run(struct rsw_stream *s)
+{
+	bool more = rsw_stream_rx(s);
+
+	if (s->term_due) {
+		rsw_stream_terminate(s);
+		return true;
+	}
+	if (s->rx_end && !s->stats.term_rcvd) {
+		rsw_stream_end(s, true);	/* nothing more can be said */
+		return false;
+	}
+	if (s->stats.term_rcvd) {
+		rsw_qp_set_error(s->qp);
+		rsw_stream_async(s, rsw_stream_term_is_access(
+				 s->stats.term_layer, s->stats.term_etype) ?
+				 IB_EVENT_QP_ACCESS_ERR : IB_EVENT_QP_FATAL);
+		rsw_stream_end(s, true);
+		return false;
+	}
+	if (s->eof) {
+		if (s->ops && s->ops->disconnect)
+			s->ops->disconnect(s->ctx);
+		rsw_stream_end(s, false);
+		return false;
+	}
+	if (!s->tx_hold)
+		more |= rsw_stream_tx(s);
+	/* An orderly close once the message in progress is out. */
+	if (READ_ONCE(s->qp->state) == RSW_QPS_CLOSING &&
+	    s->tx.msg.kind == RSW_TX_IDLE) {
+		rsw_stream_linger(s);
+		return true;
+	}
+	return more;
+}
+
+static void rsw_stream_work(struct work_struct *work)
+{
+	struct rsw_stream *s = container_of(work, struct rsw_stream, work);
+	unsigned int round;
+
+	for (round = 0; round < RSW_STREAM_ROUNDS; round++) {
+		bool more;
+
+		/*
+		 * Before rsw_stream_start() nothing may be reported: the
+		 * owner has not announced the connection yet.
+		 */
+		if (s->phase == RSW_STREAM_DONE || s->phase == RSW_STREAM_IDLE)
+			return;
+		if (rsw_stream_broken(s)) {
+			rsw_stream_end(s, true);
+			return;
+		}
+		if (s->phase == RSW_STREAM_RUN) {
+			more = rsw_stream_run(s);
+		} else {
+			more = rsw_stream_rx(s);
+			if (rsw_stream_linger_step(s) ||
+			    !delayed_work_pending(&s->linger)) {
+				rsw_stream_end(s, !s->eof);
+				return;
+			}
+		}
+		if (!more)
+			return;
+	}
+	rsw_stream_kick(s);
+}
+
+static void rsw_stream_linger_timeout(struct work_struct *work)
+{
+	struct rsw_stream *s = container_of(to_delayed_work(work),
+					    struct rsw_stream, linger);
+
+	rsw_stream_kick(s);
+}
+
+/* ------------------------------------------------------------ lifetime */
+
+static int rsw_stream_setup(struct rsw_stream *s, struct rsw_qp *qp)
+{
+	struct rsw_tx_config tcfg = {
+		.crc = s->conn.crc,
+		.mss = tcp_sk(s->sock->sk)->mss_cache,
+		.ord = min_t(u32, s->conn.ord, RSW_MAX_RD_ATOM),
+	};
+	struct rsw_rx_config rcfg = {
+		.crc = s->conn.crc,
+		.max_ulpdu = U16_MAX,
+	};
+	int ret;
+
+	s->rr_size = max_t(u32, min_t(u32, s->conn.ird, RSW_MAX_RD_ATOM), 1);
+	s->rr = kcalloc(s->rr_size, sizeof(*s->rr), GFP_KERNEL);
+	if (!s->rr)
+		return -ENOMEM;
+	if (!s->conn.ird)
+		s->rr_size = 1;	/* room for an RTR Read, if that is it */
+	ret = rsw_rx_init(&s->rx, &rcfg, &rsw_stream_rx_ops, s);
+	if (ret)
+		return ret;
+	rsw_tx_sock_init(&s->ts, s->sock);
+	return rsw_tx_init(&s->tx, &tcfg, qp->rsw, qp->base.pd,
+			   &rsw_tx_sock_ops, &s->ts);
+}
+
+int rsw_stream_attach(struct rsw_qp *qp, struct socket *sock,
+		      const struct rsw_mpa_conn *conn, bool initiator,
+		      const struct rsw_stream_ops *ops, void *ctx)
+{
+	struct rsw_stream *s;
+	struct sock *sk = sock->sk;
+	int ret;
+
+	might_sleep();
+	s = kvzalloc(sizeof(*s), GFP_KERNEL);
+	if (!s) {
+		sock_release(sock);
+		return -ENOMEM;
+	}
+	s->sock = sock;
+	s->conn = *conn;
+	s->initiator = initiator;
+	s->ops = ops;
+	s->ctx = ctx;
+	s->tx_hold = !initiator;
+	s->rtr_send = initiator && conn->p2p;
+	s->rtr_wait = !initiator && conn->p2p;
+	s->msn[RSW_QN_SEND] = s->msn[RSW_QN_READ_REQ] = 1;
+	s->msn[RSW_QN_TERMINATE] = s->msn[RSW_QN_ATOMIC_RESP] = 1;
+	INIT_WORK(&s->work, rsw_stream_work);
+	INIT_DELAYED_WORK(&s->linger, rsw_stream_linger_timeout);
+	ret = rsw_stream_setup(s, qp);
+	if (ret)
+		goto err;
+	/* Storage ULPs run over us: no reclaim recursion from the socket. */
+	sk->sk_allocation = GFP_ATOMIC;
+	sk->sk_use_task_frag = false;
+	tcp_sock_set_nodelay(sk);
+
+	rsw_qp_get(qp);
+	s->qp = qp;
+	ret = rsw_qp_attach_stream(qp, s, conn->ird, conn->ord);
+	if (ret) {
+		rsw_qp_put(qp);
+		goto err;
+	}
+	rsw_stream_hook(s);
+	return 0;
+
+err:
+	sock_release(sock);
+	kfree(s->rr);
+	kvfree(s);
+	return ret;
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_stream_attach);
+
+void rsw_stream_start(struct rsw_qp *qp)
+{
+	struct rsw_stream *s = qp->stream;
+
+	if (!s)
+		return;
+	s->phase = RSW_STREAM_RUN;
+	rsw_stream_kick(s);
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_stream_start);
+
+int rsw_stream_stats(struct rsw_qp *qp, struct rsw_stream_stats *st)
+{
+	struct rsw_stream *s = qp->stream;
+
+	if (!s)
+		return -ENOTCONN;
+	*st = s->stats;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_stream_stats);
+
+void rsw_stream_free(struct rsw_qp *qp)
+{
+	struct rsw_stream *s = qp->stream;
+
+	if (!s)
+		return;
+	cancel_work_sync(&s->work);
+	cancel_delayed_work_sync(&s->linger);
+	WARN_ON_ONCE(s->sock);
+	qp->stream = NULL;
+	kfree(s->rr);
+	kvfree(s);
+}
+
+int rsw_stream_init(void)
+{
+	/* Storage runs over us: the work must progress under reclaim. */
+	rsw_stream_wq = alloc_workqueue("rdmap_sw_stream",
+					WQ_MEM_RECLAIM | WQ_HIGHPRI, 0);
+	return rsw_stream_wq ? 0 : -ENOMEM;
+}
+
+void rsw_stream_exit(void)
+{
+	destroy_workqueue(rsw_stream_wq);
+}

@@ -1,0 +1,1949 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit suite rdmap_sw_stream: QPs in full operation over real kernel TCP
+ * sockets on 127.0.0.1 (stream.c joining rx.c, tx.c, qp.c and mem.c).
+ *
+ * Part A, loopback: two RC QPs of one device, each attached to one end of a
+ * connected socket pair (A as the MPA initiator, B as the responder, the
+ * peer-to-peer model with each RTR type), exchanging Sends, Writes and
+ * Reads through ib_core verbs.  Data is compared byte for byte, guard bytes
+ * around every buffer must stay untouched, completions are polled with a
+ * bounded wait, and both orderly and abortive ends are checked.
+ *
+ * Part B, hostile peer: one QP (responder, no peer-to-peer model: the raw
+ * peer speaks first) against a raw kernel socket that writes crafted FPDUs.
+ * Each one must bring back a Terminate with the RFC 5040 section 7 layer,
+ * type and code, move the QP to ERROR with everything flushed, end the
+ * stream, and leave every byte outside what the peer may write unchanged.
+ *
+ * Every wait is bounded (ST_WAIT_MS); nothing here can hang on a missing
+ * completion.  KUnit actions undo in reverse order: each QP is destroyed
+ * (which ends its stream) before its MRs' memory and its CQs go, and the
+ * per-QP records the stream calls back into outlive the QP.
+ */
+#include <kunit/resource.h>
+#include <kunit/test.h>
+#include <linux/completion.h>
+#include <linux/delay.h>
+#include <linux/in.h>
+#include <linux/net.h>
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <net/sock.h>
+#include <rdma/ib_verbs.h>
+
+#include "env.h"
+#include "fpdu.h"
+#include "internal.h"
+#include "mem.h"
+#include "wire.h"
+
+RSW_IMPORT_KUNIT_NS();
+
+#define ST_WAIT_MS	15000		/* any completion, callback, FPDU */
+#define ST_QUIET_MS	200		/* "nothing more happens" */
+#define ST_GUARD	0xa5		/* bytes nobody may write */
+#define ST_GUARD_LEN	128
+#define ST_FILL		0x3c		/* MR contents a refused access keeps */
+#define ST_NO_STAG	0x00fedc01U	/* an STag of no MR */
+
+static const u8 st_mac[ETH_ALEN] = { 0x02, 0x00, 0x5e, 0x30, 0x57, 0x01 };
+
+static struct rsw_env_suite st;
+
+static int st_suite_init(struct kunit_suite *suite)
+{
+	return rsw_env_suite_init(&st, st_mac, "rswst%d", "rswst0");
+}
+
+static void st_suite_exit(struct kunit_suite *suite)
+{
+	rsw_env_suite_exit(&st);
+}
+
+/* ------------------------------------------------------------ utilities */
+
+static void st_pattern(u8 *p, size_t len, u32 seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = (u8)(seed * 131 + i * 7 + (i >> 9) + (i >> 17));
+}
+
+static bool st_all(const u8 *p, size_t len, u8 v)
+{
+	return !memchr_inv(p, v, len);
+}
+
+static void st_vfree(void *p)
+{
+	vfree(p);
+}
+
+/* vmalloc'ed (MiBs need no high-order pages), freed after the case. */
+static u8 *st_vmalloc(struct kunit *test, size_t size)
+{
+	u8 *p = vmalloc(size);
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, st_vfree, p), 0);
+	return p;
+}
+
+/* Poll one completion off @cq for at most @ms. */
+static bool st_poll(struct ib_cq *cq, struct ib_wc *wc, unsigned int ms)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(ms);
+
+	for (;;) {
+		if (ib_poll_cq(cq, 1, wc) == 1)
+			return true;
+		if (time_after(jiffies, end))
+			return false;
+		usleep_range(500, 2000);
+	}
+}
+
+/* Expect the next completion of @cq: its wr_id, status, opcode. */
+static void st_wc(struct kunit *test, struct ib_cq *cq, u64 wr_id,
+		  enum ib_wc_status status, int opcode, struct ib_wc *out)
+{
+	struct ib_wc wc;
+
+	KUNIT_ASSERT_TRUE_MSG(test, st_poll(cq, &wc, ST_WAIT_MS),
+			      "no completion for wr_id %llu", wr_id);
+	KUNIT_EXPECT_EQ_MSG(test, wc.wr_id, wr_id, "status %d opcode %d",
+			    wc.status, wc.opcode);
+	KUNIT_EXPECT_EQ_MSG(test, wc.status, status, "wr_id %llu (%s)",
+			    wr_id, ib_wc_status_msg(wc.status));
+	if (opcode >= 0 && wc.status == IB_WC_SUCCESS)
+		KUNIT_EXPECT_EQ_MSG(test, (int)wc.opcode, opcode, "wr_id %llu",
+				    wr_id);
+	if (out)
+		*out = wc;
+}
+
+static void st_cq_empty(struct kunit *test, struct ib_cq *cq, const char *what)
+{
+	struct ib_wc wc;
+
+	KUNIT_EXPECT_FALSE_MSG(test, st_poll(cq, &wc, ST_QUIET_MS),
+			       "%s: unexpected completion wr_id %llu status %d opcode %d",
+			       what, wc.wr_id, wc.status, wc.opcode);
+}
+
+/* ------------------------------------------------------------ QP ends */
+
+/* One QP, its CQs, and what its stream and ib_core reported. */
+struct st_end {
+	struct ib_qp *qp;
+	struct ib_cq *scq, *rcq;
+	bool direct;			/* CQs from ib_alloc_cq (IB_POLL_DIRECT) */
+	struct completion closed;
+	int closed_status;
+	atomic_t closed_calls;
+	atomic_t disconnects;
+	atomic_t rcq_notify;
+	unsigned long events;		/* bit per enum ib_event_type */
+};
+
+static void st_disconnect(void *ctx)
+{
+	struct st_end *e = ctx;
+
+	atomic_inc(&e->disconnects);
+}
+
+static void st_closed(void *ctx, int status)
+{
+	struct st_end *e = ctx;
+
+	e->closed_status = status;
+	atomic_inc(&e->closed_calls);
+	complete(&e->closed);
+}
+
+static const struct rsw_stream_ops st_ops = {
+	.disconnect = st_disconnect,
+	.closed = st_closed,
+};
+
+static void st_qp_event(struct ib_event *ev, void *ctx)
+{
+	struct st_end *e = ctx;
+
+	if (ev->event < BITS_PER_LONG)
+		set_bit(ev->event, &e->events);
+}
+
+static void st_cq_comp(struct ib_cq *cq, void *ctx)
+{
+	struct st_end *e = ctx;
+
+	atomic_inc(&e->rcq_notify);
+}
+
+static void st_destroy_cq(void *cq)
+{
+	ib_destroy_cq(cq);
+}
+
+static void st_free_cq(void *cq)
+{
+	ib_free_cq(cq);
+}
+
+static void st_destroy_qp(void *qp)
+{
+	ib_destroy_qp(qp);
+}
+
+static struct ib_cq *st_cq(struct kunit *test, struct st_end *e, bool notify)
+{
+	struct ib_cq_init_attr attr = { .cqe = 256 };
+	struct ib_cq *cq;
+
+	if (e->direct) {
+		cq = ib_alloc_cq(st.ibdev, e, 256, 0, IB_POLL_DIRECT);
+		KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(cq), "ib_alloc_cq: %ld",
+				       PTR_ERR(cq));
+		KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+				st_free_cq, cq), 0);
+		return cq;
+	}
+	cq = ib_create_cq(st.ibdev, notify ? st_cq_comp : NULL, NULL, e,
+			  &attr);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(cq), "ib_create_cq: %ld",
+			       PTR_ERR(cq));
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, st_destroy_cq,
+							cq), 0);
+	return cq;
+}
+
+static struct st_end *st_end_new(struct kunit *test, struct ib_pd *pd,
+				 bool direct)
+{
+	struct st_end *e = kunit_kzalloc(test, sizeof(*e), GFP_KERNEL);
+	struct ib_qp_init_attr attr = {};
+
+	KUNIT_ASSERT_NOT_NULL(test, e);
+	init_completion(&e->closed);
+	e->direct = direct;
+	e->scq = st_cq(test, e, false);
+	e->rcq = st_cq(test, e, true);
+	attr = (struct ib_qp_init_attr) {
+		.event_handler = st_qp_event,
+		.qp_context = e,
+		.send_cq = e->scq,
+		.recv_cq = e->rcq,
+		.qp_type = IB_QPT_RC,
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = {
+			.max_send_wr = 64, .max_recv_wr = 64,
+			.max_send_sge = 4, .max_recv_sge = 4,
+		},
+	};
+	e->qp = ib_create_qp(pd, &attr);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(e->qp), "ib_create_qp: %ld",
+			       PTR_ERR(e->qp));
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, st_destroy_qp,
+							e->qp), 0);
+	return e;
+}
+
+static enum ib_qp_state st_state(struct kunit *test, struct st_end *e)
+{
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr attr;
+
+	KUNIT_ASSERT_EQ(test, ib_query_qp(e->qp, &attr, IB_QP_STATE, &init),
+			0);
+	return attr.qp_state;
+}
+
+static int st_modify(struct st_end *e, enum ib_qp_state to)
+{
+	struct ib_qp_attr attr = { .qp_state = to };
+
+	return ib_modify_qp(e->qp, &attr, IB_QP_STATE);
+}
+
+static bool st_wait_closed(struct st_end *e)
+{
+	return wait_for_completion_timeout(&e->closed,
+					   msecs_to_jiffies(ST_WAIT_MS)) > 0;
+}
+
+/* Wait until the stream of @e reported its end (disconnect or closed). */
+static bool st_wait_end(struct st_end *e)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(ST_WAIT_MS);
+
+	while (!atomic_read(&e->closed_calls) &&
+	       !atomic_read(&e->disconnects)) {
+		if (time_after(jiffies, end))
+			return false;
+		msleep(5);
+	}
+	return true;
+}
+
+static struct rsw_stream_stats st_stats(struct kunit *test, struct st_end *e)
+{
+	struct rsw_stream_stats s = {};
+
+	KUNIT_EXPECT_EQ(test, rsw_stream_stats(to_rsw_qp(e->qp), &s), 0);
+	return s;
+}
+
+/* ---------------------------------------------------------- TCP sockets */
+
+/* A connected TCP pair on 127.0.0.1: *@c connected, *@s accepted. */
+static void st_tcp_pair(struct kunit *test, struct socket **c,
+			struct socket **s)
+{
+	struct sockaddr_in sin = {
+		.sin_family = AF_INET,
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+	};
+	struct socket *lsock;
+	int ret;
+
+	KUNIT_ASSERT_EQ(test, sock_create_kern(&init_net, AF_INET, SOCK_STREAM,
+					       IPPROTO_TCP, &lsock), 0);
+	ret = kernel_bind(lsock, (struct sockaddr *)&sin, sizeof(sin));
+	if (!ret)
+		ret = kernel_listen(lsock, 2);
+	if (!ret)
+		ret = kernel_getsockname(lsock, (struct sockaddr *)&sin) > 0 ?
+		      0 : -EINVAL;
+	if (!ret)
+		ret = sock_create_kern(&init_net, AF_INET, SOCK_STREAM,
+				       IPPROTO_TCP, c);
+	if (!ret) {
+		ret = kernel_connect(*c, (struct sockaddr *)&sin, sizeof(sin),
+				     0);
+		if (ret)
+			sock_release(*c);
+	}
+	if (!ret) {
+		lsock->sk->sk_rcvtimeo = msecs_to_jiffies(ST_WAIT_MS);
+		ret = kernel_accept(lsock, s, 0);
+		if (ret)
+			sock_release(*c);
+	}
+	sock_release(lsock);
+	KUNIT_ASSERT_EQ_MSG(test, ret, 0, "TCP loopback pair");
+}
+
+static void st_sock_release(void *sock)
+{
+	sock_release(sock);
+}
+
+static int st_send_all(struct socket *sock, const void *buf, size_t len)
+{
+	struct kvec vec = { .iov_base = (void *)buf, .iov_len = len };
+	struct msghdr msg = {};
+
+	return kernel_sendmsg(sock, &msg, &vec, 1, len);
+}
+
+static int st_recv_all(struct socket *sock, void *buf, size_t len)
+{
+	struct kvec vec = { .iov_base = buf, .iov_len = len };
+	struct msghdr msg = {};
+
+	sock->sk->sk_rcvtimeo = msecs_to_jiffies(ST_WAIT_MS);
+	return kernel_recvmsg(sock, &msg, &vec, 1, len, MSG_WAITALL);
+}
+
+static void st_attach(struct kunit *test, struct st_end *e,
+		      struct socket *sock, const struct rsw_mpa_conn *conn,
+		      bool initiator)
+{
+	int ret = rsw_stream_attach(to_rsw_qp(e->qp), sock, conn, initiator,
+				    &st_ops, e);
+
+	KUNIT_ASSERT_EQ_MSG(test, ret, 0, "rsw_stream_attach");
+	KUNIT_EXPECT_EQ(test, st_state(test, e), IB_QPS_RTS);
+}
+
+/* ----------------------------------------------------------- memory */
+
+/*
+ * A fast-reg MR of @len bytes over vmalloc'ed pages, starting ST_GUARD_LEN
+ * bytes into the first page; at least ST_GUARD_LEN guard bytes follow it.
+ * The MR's own bytes start as ST_FILL.  Mapped, not registered.
+ */
+struct st_mr {
+	struct ib_mr *mr;
+	u8 *base;		/* whole allocation */
+	size_t size;
+	u32 off;		/* MR start in @base */
+	u32 len;
+};
+
+static void st_dereg(void *mr)
+{
+	ib_dereg_mr(mr);
+}
+
+static struct st_mr *st_mr_new(struct kunit *test, struct ib_pd *pd, u32 len)
+{
+	struct st_mr *m = kunit_kzalloc(test, sizeof(*m), GFP_KERNEL);
+	struct scatterlist *sg;
+	unsigned int sg_off;
+	u32 npages, i;
+
+	KUNIT_ASSERT_NOT_NULL(test, m);
+	m->off = ST_GUARD_LEN;
+	m->len = len;
+	npages = DIV_ROUND_UP(m->off + len, PAGE_SIZE);
+	m->size = (size_t)(npages + 1) * PAGE_SIZE;	/* a guard page too */
+	m->base = st_vmalloc(test, m->size);
+	memset(m->base, ST_GUARD, m->size);
+	memset(m->base + m->off, ST_FILL, len);
+
+	m->mr = ib_alloc_mr(pd, IB_MR_TYPE_MEM_REG, npages);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR_OR_NULL(m->mr), "ib_alloc_mr: %ld",
+			       PTR_ERR(m->mr));
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, st_dereg, m->mr),
+			0);
+	sg = kunit_kmalloc_array(test, npages, sizeof(*sg), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, sg);
+	sg_init_table(sg, npages);
+	for (i = 0; i < npages; i++)
+		sg_set_page(&sg[i], vmalloc_to_page(m->base + i * PAGE_SIZE),
+			    PAGE_SIZE, 0);
+	sg[npages - 1].length = m->off + len - (npages - 1) * PAGE_SIZE;
+	KUNIT_ASSERT_EQ(test, ib_dma_map_sg(st.ibdev, sg, npages,
+					    DMA_BIDIRECTIONAL), (int)npages);
+	sg_off = m->off;
+	KUNIT_ASSERT_EQ(test, ib_map_mr_sg(m->mr, sg, npages, &sg_off,
+					   PAGE_SIZE), (int)npages);
+	KUNIT_ASSERT_EQ(test, m->mr->length, (u64)len);
+	return m;
+}
+
+/* Register @m directly (no QP involved), as mem_kunit does. */
+static void st_mr_reg_direct(struct kunit *test, struct st_mr *m,
+			     struct ib_pd *pd, int access)
+{
+	struct ib_reg_wr wr = {
+		.wr.opcode = IB_WR_REG_MR,
+		.mr = m->mr,
+		.key = m->mr->rkey,
+		.access = access,
+	};
+
+	KUNIT_ASSERT_EQ(test, rsw_mr_fastreg(pd, &wr), 0);
+}
+
+/* IB_WR_REG_MR of @m posted on @e's QP; its completion is checked. */
+static void st_mr_reg_post(struct kunit *test, struct st_end *e,
+			   struct st_mr *m, int access, u64 wr_id)
+{
+	struct ib_reg_wr wr = {
+		.wr = {
+			.opcode = IB_WR_REG_MR,
+			.send_flags = IB_SEND_SIGNALED,
+			.wr_id = wr_id,
+		},
+		.mr = m->mr,
+		.key = m->mr->rkey,
+		.access = access,
+	};
+
+	KUNIT_ASSERT_EQ(test, ib_post_send(e->qp, &wr.wr, NULL), 0);
+	st_wc(test, e->scq, wr_id, IB_WC_SUCCESS, IB_WC_REG_MR, NULL);
+}
+
+/* The guard bytes around @m's range are untouched. */
+static void st_mr_guards(struct kunit *test, const struct st_mr *m)
+{
+	KUNIT_EXPECT_TRUE_MSG(test, st_all(m->base, m->off, ST_GUARD),
+			      "guard before MR changed");
+	KUNIT_EXPECT_TRUE_MSG(test, st_all(m->base + m->off + m->len,
+					   m->size - m->off - m->len, ST_GUARD),
+			      "guard after MR changed");
+}
+
+static u8 *st_mr_ptr(const struct st_mr *m, u32 off)
+{
+	return m->base + m->off + off;
+}
+
+/* What access through STag @stag checks as, right now. */
+static enum rsw_mr_err st_mr_check(struct ib_pd *pd, u32 stag, u64 to,
+				   u64 len, u32 right)
+{
+	struct rsw_mr_ref ref;
+	enum rsw_mr_err err;
+
+	err = rsw_mr_get(st.rsw, pd, stag, to, len, right, &ref);
+	if (!err)
+		rsw_mr_ref_put(&ref);
+	return err;
+}
+
+/*
+ * Local buffers reached through the PD's local_dma_lkey: one vmalloc'ed
+ * area with ST_GUARD_LEN guard bytes before and after each of its pieces.
+ */
+struct st_lbuf {
+	u8 *base;
+	size_t size;
+};
+
+static struct st_lbuf st_lbuf_new(struct kunit *test, size_t size)
+{
+	struct st_lbuf b = { .size = size };
+
+	b.base = st_vmalloc(test, size);
+	memset(b.base, ST_GUARD, size);
+	return b;
+}
+
+static struct ib_sge st_sge(struct ib_pd *pd, void *p, u32 len)
+{
+	return (struct ib_sge) {
+		.addr = (uintptr_t)p, .length = len, .lkey = pd->local_dma_lkey,
+	};
+}
+
+static void st_post_recv(struct kunit *test, struct st_end *e, u64 wr_id,
+			 struct ib_sge *sge, int n)
+{
+	struct ib_recv_wr wr = { .wr_id = wr_id, .sg_list = sge, .num_sge = n };
+
+	KUNIT_ASSERT_EQ(test, ib_post_recv(e->qp, &wr, NULL), 0);
+}
+
+static void st_post_send(struct kunit *test, struct st_end *e, u64 wr_id,
+			 enum ib_wr_opcode op, int flags, struct ib_sge *sge,
+			 int n, u32 inv)
+{
+	struct ib_send_wr wr = {
+		.wr_id = wr_id, .opcode = op, .sg_list = sge, .num_sge = n,
+		.send_flags = flags | IB_SEND_SIGNALED,
+	};
+
+	wr.ex.invalidate_rkey = inv;
+	KUNIT_ASSERT_EQ(test, ib_post_send(e->qp, &wr, NULL), 0);
+}
+
+static void st_post_rdma(struct kunit *test, struct st_end *e, u64 wr_id,
+			 enum ib_wr_opcode op, int flags, struct ib_sge *sge,
+			 int n, u64 raddr, u32 rkey, u32 inv)
+{
+	struct ib_rdma_wr wr = {
+		.wr = {
+			.wr_id = wr_id, .opcode = op, .sg_list = sge,
+			.num_sge = n, .send_flags = flags | IB_SEND_SIGNALED,
+		},
+		.remote_addr = raddr,
+		.rkey = rkey,
+	};
+
+	wr.wr.ex.invalidate_rkey = inv;
+	KUNIT_ASSERT_EQ(test, ib_post_send(e->qp, &wr.wr, NULL), 0);
+}
+
+/* ==========================================================================
+ * Part A: loopback between two QPs.
+ */
+struct st_lb {
+	struct st_end *a;	/* initiator */
+	struct st_end *b;	/* responder */
+};
+
+static struct st_lb st_lb_up(struct kunit *test, u8 rtr, bool crc,
+			     bool direct)
+{
+	struct rsw_mpa_conn conn = {
+		.rev = RSW_MPA_REV_2, .crc = crc, .enhanced = true,
+		.p2p = true, .rtr = rtr, .ird = 16, .ord = 16,
+	};
+	struct socket *ca, *cb;
+	struct st_lb lb;
+
+	lb.a = st_end_new(test, st.pd, direct);
+	lb.b = st_end_new(test, st.pd, direct);
+	st_tcp_pair(test, &ca, &cb);
+	st_attach(test, lb.a, ca, &conn, true);
+	st_attach(test, lb.b, cb, &conn, false);
+	rsw_stream_start(to_rsw_qp(lb.a->qp));
+	rsw_stream_start(to_rsw_qp(lb.b->qp));
+	return lb;
+}
+
+/* Abortive end of both (the case's last step when it left them running). */
+static void st_lb_down(struct kunit *test, struct st_lb *lb)
+{
+	KUNIT_EXPECT_EQ(test, st_modify(lb->a, IB_QPS_ERR), 0);
+	KUNIT_EXPECT_TRUE_MSG(test, st_wait_closed(lb->a), "A not closed");
+	KUNIT_EXPECT_TRUE_MSG(test, st_wait_end(lb->b), "B saw no end");
+	KUNIT_EXPECT_EQ(test, st_modify(lb->b, IB_QPS_ERR), 0);
+	KUNIT_EXPECT_TRUE_MSG(test, st_wait_closed(lb->b), "B not closed");
+	KUNIT_EXPECT_EQ(test, atomic_read(&lb->a->closed_calls), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&lb->b->closed_calls), 1);
+}
+
+/*
+ * Send @len bytes in @nsend SGEs from @src of @from to @to, whose receive
+ * has @nrecv SGEs: pieces of odd sizes with guard bytes between them.
+ */
+static void st_send_check(struct kunit *test, struct st_end *from,
+			  struct st_end *to, size_t len, int nsend, int nrecv,
+			  int flags, u64 id)
+{
+	struct st_lbuf sb = st_lbuf_new(test, len + 2 * ST_GUARD_LEN * nsend);
+	struct st_lbuf rb = st_lbuf_new(test, len + 2 * ST_GUARD_LEN * nrecv);
+	struct ib_sge ss[4], rs[4];
+	u8 *expect = st_vmalloc(test, len);
+	size_t done = 0, piece;
+	u8 *sp = sb.base, *rp = rb.base;
+	struct ib_wc wc;
+	int i;
+
+	st_pattern(expect, len, (u32)id);
+	for (i = 0; i < nsend; i++) {
+		piece = i == nsend - 1 ? len - done : len / nsend / (i + 1) + i;
+		sp += ST_GUARD_LEN;
+		memcpy(sp, expect + done, piece);
+		ss[i] = st_sge(from->qp->pd, sp, piece);
+		sp += piece + ST_GUARD_LEN;
+		done += piece;
+	}
+	done = 0;
+	for (i = 0; i < nrecv; i++) {
+		piece = i == nrecv - 1 ? len - done : len / nrecv / (i + 2) + 3;
+		rp += ST_GUARD_LEN;
+		memset(rp, 0, piece);
+		rs[i] = st_sge(to->qp->pd, rp, piece);
+		rp += piece + ST_GUARD_LEN;
+		done += piece;
+	}
+	st_post_recv(test, to, id + 1, rs, nrecv);
+	st_post_send(test, from, id, IB_WR_SEND, flags, ss, nsend, 0);
+
+	st_wc(test, from->scq, id, IB_WC_SUCCESS, IB_WC_SEND, NULL);
+	st_wc(test, to->rcq, id + 1, IB_WC_SUCCESS, IB_WC_RECV, &wc);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, (u32)len);
+	KUNIT_EXPECT_EQ(test, wc.wc_flags & (IB_WC_WITH_INVALIDATE |
+					      IB_WC_WITH_IMM), 0);
+	KUNIT_EXPECT_PTR_EQ(test, wc.qp, to->qp);
+	/* The received pieces, in order, are the message. */
+	done = 0;
+	for (i = 0; i < nrecv; i++) {
+		u8 *p = (u8 *)(uintptr_t)rs[i].addr;
+
+		KUNIT_EXPECT_TRUE_MSG(test, !memcmp(p, expect + done,
+						    rs[i].length),
+				      "receive SGE %d differs", i);
+		KUNIT_EXPECT_TRUE(test, st_all(p - ST_GUARD_LEN, ST_GUARD_LEN,
+					       ST_GUARD));
+		KUNIT_EXPECT_TRUE(test, st_all(p + rs[i].length, ST_GUARD_LEN,
+					       ST_GUARD));
+		done += rs[i].length;
+	}
+	/* The sender's buffers were only read. */
+	done = 0;
+	for (i = 0; i < nsend; i++) {
+		u8 *p = (u8 *)(uintptr_t)ss[i].addr;
+
+		KUNIT_EXPECT_TRUE(test, !memcmp(p, expect + done,
+						ss[i].length));
+		done += ss[i].length;
+	}
+}
+
+static const u8 st_rtr_params[] = {
+	RSW_MPA_RTR_WRITE, RSW_MPA_RTR_READ, RSW_MPA_RTR_SEND,
+};
+
+static void st_rtr_desc(const u8 *p, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "rtr %s",
+		 *p == RSW_MPA_RTR_WRITE ? "write" :
+		 *p == RSW_MPA_RTR_READ ? "read" : "send");
+}
+
+KUNIT_ARRAY_PARAM(st_rtr, st_rtr_params, st_rtr_desc);
+
+/* Multi-SGE Sends both ways; the RTR completes nothing on either side. */
+static void st_lb_send(struct kunit *test)
+{
+	const u8 *rtr = test->param_value;
+	struct st_lb lb = st_lb_up(test, *rtr, true, false);
+	struct rsw_stream_stats sa, sb;
+
+	st_send_check(test, lb.a, lb.b, 433, 2, 2, 0, 100);
+	st_send_check(test, lb.b, lb.a, 5000, 3, 2, 0, 200);
+	st_send_check(test, lb.a, lb.b, 1, 1, 1, 0, 300);
+	/* Nothing else: no completion for the RTR, none twice. */
+	st_cq_empty(test, lb.a->scq, "A send CQ");
+	st_cq_empty(test, lb.a->rcq, "A recv CQ");
+	st_cq_empty(test, lb.b->scq, "B send CQ");
+	st_cq_empty(test, lb.b->rcq, "B recv CQ");
+	sa = st_stats(test, lb.a);
+	sb = st_stats(test, lb.b);
+	KUNIT_EXPECT_GE(test, sa.rx_fpdus, 1);
+	KUNIT_EXPECT_GE(test, sb.rx_fpdus, 3);	/* RTR and two Sends */
+	KUNIT_EXPECT_EQ(test, sa.term_sent + sa.term_rcvd, 0);
+	KUNIT_EXPECT_EQ(test, sb.term_sent + sb.term_rcvd, 0);
+	KUNIT_EXPECT_EQ(test, st_state(test, lb.a), IB_QPS_RTS);
+	KUNIT_EXPECT_EQ(test, st_state(test, lb.b), IB_QPS_RTS);
+	st_lb_down(test, &lb);
+}
+
+static const bool st_crc_params[] = { true, false };
+
+static void st_crc_desc(const bool *p, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "crc %s", *p ? "on" : "off");
+}
+
+KUNIT_ARRAY_PARAM(st_crc, st_crc_params, st_crc_desc);
+
+/* A Send over 1 MiB: many FPDUs, several SGEs each side. */
+static void st_lb_send_large(struct kunit *test)
+{
+	const bool *crc = test->param_value;
+	struct st_lb lb = st_lb_up(test, RSW_MPA_RTR_WRITE, *crc, false);
+	struct rsw_stream_stats sb;
+
+	st_send_check(test, lb.a, lb.b, SZ_1M + 3, 3, 4, 0, 400);
+	sb = st_stats(test, lb.b);
+	/* Loopback MSS is under 64 KiB: at least 16 FPDUs. */
+	KUNIT_EXPECT_GE(test, sb.rx_fpdus, 16);
+	/* And back, to show the stream is still in step. */
+	st_send_check(test, lb.b, lb.a, 70000, 2, 1, 0, 500);
+	st_lb_down(test, &lb);
+}
+
+/* Solicited Event: only the solicited Send wakes a solicited-only arm. */
+static void st_lb_send_solicited(struct kunit *test)
+{
+	struct st_lb lb = st_lb_up(test, RSW_MPA_RTR_WRITE, true, false);
+	unsigned long end;
+
+	KUNIT_ASSERT_EQ(test, ib_req_notify_cq(lb.b->rcq, IB_CQ_SOLICITED), 0);
+	st_send_check(test, lb.a, lb.b, 64, 1, 1, 0, 600);
+	msleep(ST_QUIET_MS);
+	KUNIT_EXPECT_EQ(test, atomic_read(&lb.b->rcq_notify), 0);
+	st_send_check(test, lb.a, lb.b, 64, 1, 1, IB_SEND_SOLICITED, 700);
+	end = jiffies + msecs_to_jiffies(ST_WAIT_MS);
+	while (!atomic_read(&lb.b->rcq_notify) && time_before(jiffies, end))
+		msleep(5);
+	KUNIT_EXPECT_EQ(test, atomic_read(&lb.b->rcq_notify), 1);
+	st_lb_down(test, &lb);
+}
+
+/* RDMA Write from two local SGEs into B's fast-registered MR. */
+static void st_lb_write(struct kunit *test)
+{
+	const bool *crc = test->param_value;
+	struct st_lb lb = st_lb_up(test, RSW_MPA_RTR_READ, *crc, false);
+	const u32 mr_len = 300 * 1024, at = 100, len = 200 * 1024 + 5;
+	struct st_mr *m = st_mr_new(test, st.pd, mr_len);
+	u8 *src = st_vmalloc(test, len);
+	struct ib_sge sge[2];
+
+	st_mr_reg_post(test, lb.b, m, IB_ACCESS_LOCAL_WRITE |
+		       IB_ACCESS_REMOTE_WRITE, 1);
+	st_pattern(src, len, 7);
+	sge[0] = st_sge(st.pd, src, 1000);
+	sge[1] = st_sge(st.pd, src + 1000, len - 1000);
+	st_post_rdma(test, lb.a, 2, IB_WR_RDMA_WRITE, 0, sge, 2,
+		     m->mr->iova + at, m->mr->rkey, 0);
+	st_wc(test, lb.a->scq, 2, IB_WC_SUCCESS, IB_WC_RDMA_WRITE, NULL);
+	/* The Write completes at the sender once sent: show it was placed. */
+	st_send_check(test, lb.a, lb.b, 8, 1, 1, 0, 800);
+	KUNIT_EXPECT_TRUE(test, !memcmp(st_mr_ptr(m, at), src, len));
+	KUNIT_EXPECT_TRUE(test, st_all(st_mr_ptr(m, 0), at, ST_FILL));
+	KUNIT_EXPECT_TRUE(test, st_all(st_mr_ptr(m, at + len),
+				       mr_len - at - len, ST_FILL));
+	st_mr_guards(test, m);
+	/* A Write completes nothing at the target. */
+	st_cq_empty(test, lb.b->rcq, "B recv CQ");
+	st_cq_empty(test, lb.b->scq, "B send CQ");
+	st_lb_down(test, &lb);
+}
+
+/* A's Read sink: fast-reg MR with LOCAL_WRITE and REMOTE_WRITE. */
+#define ST_SINK_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE)
+
+/* RDMA Read of @len from @src (B) at @soff into @sink (A) at @doff. */
+static void st_read(struct kunit *test, struct st_lb *lb, struct st_mr *src,
+		    u32 soff, struct st_mr *sink, u32 doff, u32 len, u64 id,
+		    enum ib_wr_opcode op, int flags)
+{
+	struct ib_sge sge = {
+		.addr = sink->mr->iova + doff, .length = len,
+		.lkey = sink->mr->lkey,
+	};
+
+	st_post_rdma(test, lb->a, id, op, flags, &sge, 1,
+		     src->mr->iova + soff, src->mr->rkey,
+		     op == IB_WR_RDMA_READ_WITH_INV ? sink->mr->lkey : 0);
+}
+
+static void st_read_expect(struct kunit *test, struct st_lb *lb, u64 id,
+			   u32 len)
+{
+	struct ib_wc wc;
+
+	st_wc(test, lb->a->scq, id, IB_WC_SUCCESS, IB_WC_RDMA_READ, &wc);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, len);
+}
+
+/* RDMA Read over many FPDUs; the target's MR stays as it was. */
+static void st_lb_read(struct kunit *test)
+{
+	struct st_lb lb = st_lb_up(test, RSW_MPA_RTR_SEND, true, false);
+	const u32 len = 300 * 1024 + 3;
+	struct st_mr *src = st_mr_new(test, st.pd, len + 64);
+	struct st_mr *sink = st_mr_new(test, st.pd, len + 64);
+	u8 *expect = st_vmalloc(test, len + 64);
+
+	st_mr_reg_post(test, lb.b, src, IB_ACCESS_REMOTE_READ, 1);
+	st_mr_reg_post(test, lb.a, sink, ST_SINK_ACCESS, 2);
+	st_pattern(st_mr_ptr(src, 0), len + 64, 9);
+	memcpy(expect, st_mr_ptr(src, 0), len + 64);
+	st_read(test, &lb, src, 11, sink, 7, len, 3, IB_WR_RDMA_READ, 0);
+	st_read_expect(test, &lb, 3, len);
+	KUNIT_EXPECT_TRUE(test, !memcmp(st_mr_ptr(sink, 7), expect + 11, len));
+	KUNIT_EXPECT_TRUE(test, st_all(st_mr_ptr(sink, 0), 7, ST_FILL));
+	KUNIT_EXPECT_TRUE(test, st_all(st_mr_ptr(sink, 7 + len), 64 - 7,
+				       ST_FILL));
+	st_mr_guards(test, sink);
+	KUNIT_EXPECT_TRUE(test, !memcmp(st_mr_ptr(src, 0), expect, len + 64));
+	st_mr_guards(test, src);
+	/* The sink is still valid (a plain Read invalidates nothing). */
+	KUNIT_EXPECT_EQ(test, st_mr_check(st.pd, sink->mr->rkey,
+					  sink->mr->iova, 1,
+					  IB_ACCESS_LOCAL_WRITE), RSW_MR_OK);
+	st_cq_empty(test, lb.b->scq, "B send CQ");
+	st_cq_empty(test, lb.b->rcq, "B recv CQ");
+	st_lb_down(test, &lb);
+}
+
+/*
+ * Send with Invalidate of B's MR: B's completion says so, the MR is
+ * invalid, and a Write to it afterwards gets A a Terminate.
+ */
+static void st_lb_send_inv(struct kunit *test)
+{
+	struct st_lb lb = st_lb_up(test, RSW_MPA_RTR_WRITE, true, false);
+	struct st_mr *m = st_mr_new(test, st.pd, 4096);
+	u8 *buf = kunit_kzalloc(test, 64, GFP_KERNEL);
+	struct ib_sge s, r;
+	struct rsw_stream_stats sa, sb;
+	struct ib_wc wc;
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	st_mr_reg_post(test, lb.b, m, IB_ACCESS_LOCAL_WRITE |
+		       IB_ACCESS_REMOTE_WRITE, 1);
+	s = st_sge(st.pd, buf, 32);
+	r = st_sge(st.pd, buf + 32, 32);
+	st_pattern(buf, 32, 3);
+	st_post_recv(test, lb.b, 2, &r, 1);
+	st_post_send(test, lb.a, 3, IB_WR_SEND_WITH_INV, 0, &s, 1,
+		     m->mr->rkey);
+	st_wc(test, lb.a->scq, 3, IB_WC_SUCCESS, IB_WC_SEND, NULL);
+	st_wc(test, lb.b->rcq, 2, IB_WC_SUCCESS, IB_WC_RECV, &wc);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, 32);
+	KUNIT_EXPECT_TRUE(test, wc.wc_flags & IB_WC_WITH_INVALIDATE);
+	KUNIT_EXPECT_EQ(test, wc.ex.invalidate_rkey, m->mr->rkey);
+	KUNIT_EXPECT_TRUE(test, !memcmp(buf, buf + 32, 32));
+	KUNIT_EXPECT_EQ(test, st_mr_check(st.pd, m->mr->rkey, m->mr->iova, 1,
+					  IB_ACCESS_REMOTE_WRITE),
+			RSW_MR_ERR_STATE);
+
+	/* Now a Write to it: B refuses, Terminates, both end in ERROR. */
+	st_post_rdma(test, lb.a, 4, IB_WR_RDMA_WRITE, 0, &s, 1, m->mr->iova,
+		     m->mr->rkey, 0);
+	KUNIT_EXPECT_TRUE_MSG(test, st_wait_closed(lb.b), "B not closed");
+	KUNIT_EXPECT_TRUE_MSG(test, st_wait_closed(lb.a), "A not closed");
+	KUNIT_EXPECT_TRUE(test, st_all(st_mr_ptr(m, 0), m->len, ST_FILL));
+	st_mr_guards(test, m);
+	sb = st_stats(test, lb.b);
+	sa = st_stats(test, lb.a);
+	KUNIT_EXPECT_EQ(test, sb.term_sent, 1);
+	KUNIT_EXPECT_EQ(test, sb.term_layer, RSW_TERM_LAYER_DDP);
+	KUNIT_EXPECT_EQ(test, sb.term_etype, RSW_DDP_ET_TAGGED);
+	KUNIT_EXPECT_EQ(test, sb.term_ecode, RSW_DDP_EC_T_INVALID_STAG);
+	KUNIT_EXPECT_EQ(test, sa.term_rcvd, 1);
+	KUNIT_EXPECT_EQ(test, sa.term_layer, RSW_TERM_LAYER_DDP);
+	KUNIT_EXPECT_EQ(test, sa.term_etype, RSW_DDP_ET_TAGGED);
+	KUNIT_EXPECT_EQ(test, sa.term_ecode, RSW_DDP_EC_T_INVALID_STAG);
+	KUNIT_EXPECT_EQ(test, st_state(test, lb.a), IB_QPS_ERR);
+	KUNIT_EXPECT_EQ(test, st_state(test, lb.b), IB_QPS_ERR);
+	KUNIT_EXPECT_TRUE(test, test_bit(IB_EVENT_QP_ACCESS_ERR,
+					 &lb.a->events) ||
+			  test_bit(IB_EVENT_QP_FATAL, &lb.a->events));
+	KUNIT_EXPECT_TRUE(test, test_bit(IB_EVENT_QP_ACCESS_ERR,
+					 &lb.b->events) ||
+			  test_bit(IB_EVENT_QP_FATAL, &lb.b->events));
+	KUNIT_EXPECT_NE(test, lb.a->closed_status, 0);
+	KUNIT_EXPECT_NE(test, lb.b->closed_status, 0);
+	/* The Write itself: sent (success) or flushed, but completed. */
+	KUNIT_EXPECT_TRUE(test, st_poll(lb.a->scq, &wc, ST_WAIT_MS));
+	KUNIT_EXPECT_EQ(test, wc.wr_id, 4);
+	KUNIT_EXPECT_EQ(test, atomic_read(&lb.a->closed_calls), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&lb.b->closed_calls), 1);
+}
+
+/* IB_WR_LOCAL_INV on B's MR: the MR is invalid, the stream goes on. */
+static void st_lb_local_inv(struct kunit *test)
+{
+	struct st_lb lb = st_lb_up(test, RSW_MPA_RTR_READ, true, false);
+	struct st_mr *m = st_mr_new(test, st.pd, 8192);
+
+	st_mr_reg_post(test, lb.b, m, IB_ACCESS_LOCAL_WRITE |
+		       IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ, 1);
+	KUNIT_EXPECT_EQ(test, st_mr_check(st.pd, m->mr->rkey, m->mr->iova,
+					  8192, IB_ACCESS_REMOTE_WRITE),
+			RSW_MR_OK);
+	st_post_send(test, lb.b, 2, IB_WR_LOCAL_INV, 0, NULL, 0, m->mr->rkey);
+	st_wc(test, lb.b->scq, 2, IB_WC_SUCCESS, IB_WC_LOCAL_INV, NULL);
+	KUNIT_EXPECT_EQ(test, st_mr_check(st.pd, m->mr->rkey, m->mr->iova, 1,
+					  IB_ACCESS_REMOTE_WRITE),
+			RSW_MR_ERR_STATE);
+	KUNIT_EXPECT_EQ(test, st_mr_check(st.pd, m->mr->rkey, m->mr->iova, 1,
+					  IB_ACCESS_REMOTE_READ),
+			RSW_MR_ERR_STATE);
+	st_send_check(test, lb.a, lb.b, 99, 1, 1, 0, 900);
+	st_send_check(test, lb.b, lb.a, 99, 1, 1, 0, 1000);
+	st_lb_down(test, &lb);
+}
+
+/* IB_WR_RDMA_READ_WITH_INV: data arrives, then the sink is invalid. */
+static void st_lb_read_inv(struct kunit *test)
+{
+	struct st_lb lb = st_lb_up(test, RSW_MPA_RTR_WRITE, true, false);
+	const u32 len = 100 * 1024;
+	struct st_mr *src = st_mr_new(test, st.pd, len);
+	struct st_mr *sink = st_mr_new(test, st.pd, len);
+
+	st_mr_reg_post(test, lb.b, src, IB_ACCESS_REMOTE_READ, 1);
+	st_mr_reg_post(test, lb.a, sink, ST_SINK_ACCESS, 2);
+	st_pattern(st_mr_ptr(src, 0), len, 21);
+	st_read(test, &lb, src, 0, sink, 0, len, 3, IB_WR_RDMA_READ_WITH_INV,
+		0);
+	st_read_expect(test, &lb, 3, len);
+	KUNIT_EXPECT_TRUE(test, !memcmp(st_mr_ptr(sink, 0), st_mr_ptr(src, 0),
+					len));
+	st_mr_guards(test, sink);
+	KUNIT_EXPECT_EQ(test, st_mr_check(st.pd, sink->mr->rkey,
+					  sink->mr->iova, 1,
+					  IB_ACCESS_LOCAL_WRITE),
+			RSW_MR_ERR_STATE);
+	/* The source was not invalidated. */
+	KUNIT_EXPECT_EQ(test, st_mr_check(st.pd, src->mr->rkey, src->mr->iova,
+					  len, IB_ACCESS_REMOTE_READ),
+			RSW_MR_OK);
+	st_lb_down(test, &lb);
+}
+
+/*
+ * A Send from B while B's Read Response of many segments to A is going
+ * out: both arrive whole at A.
+ */
+static void st_lb_send_in_read_resp(struct kunit *test)
+{
+	struct st_lb lb = st_lb_up(test, RSW_MPA_RTR_WRITE, true, false);
+	const u32 len = 768 * 1024, slen = 200 * 1024 + 1;
+	struct st_mr *src = st_mr_new(test, st.pd, len);
+	struct st_mr *sink = st_mr_new(test, st.pd, len);
+	struct st_lbuf sb = st_lbuf_new(test, slen);
+	struct st_lbuf rb = st_lbuf_new(test, slen + 2 * ST_GUARD_LEN);
+	struct ib_sge s, r;
+	struct ib_wc wc;
+
+	st_mr_reg_post(test, lb.b, src, IB_ACCESS_REMOTE_READ, 1);
+	st_mr_reg_post(test, lb.a, sink, ST_SINK_ACCESS, 2);
+	st_pattern(st_mr_ptr(src, 0), len, 31);
+	st_pattern(sb.base, slen, 32);
+	s = st_sge(st.pd, sb.base, slen);
+	r = st_sge(st.pd, rb.base + ST_GUARD_LEN, slen);
+	st_post_recv(test, lb.a, 3, &r, 1);
+	st_read(test, &lb, src, 0, sink, 0, len, 4, IB_WR_RDMA_READ, 0);
+	/* B's Send as soon as B has seen the Read Request. */
+	{
+		unsigned long end = jiffies + msecs_to_jiffies(ST_WAIT_MS);
+
+		while (st_stats(test, lb.b).rx_fpdus < 2 &&
+		       time_before(jiffies, end))
+			usleep_range(100, 500);
+	}
+	st_post_send(test, lb.b, 5, IB_WR_SEND, 0, &s, 1, 0);
+	st_wc(test, lb.b->scq, 5, IB_WC_SUCCESS, IB_WC_SEND, NULL);
+	st_wc(test, lb.a->rcq, 3, IB_WC_SUCCESS, IB_WC_RECV, &wc);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, slen);
+	st_read_expect(test, &lb, 4, len);
+	KUNIT_EXPECT_TRUE(test, !memcmp(rb.base + ST_GUARD_LEN, sb.base, slen));
+	KUNIT_EXPECT_TRUE(test, st_all(rb.base, ST_GUARD_LEN, ST_GUARD));
+	KUNIT_EXPECT_TRUE(test, st_all(rb.base + ST_GUARD_LEN + slen,
+				       ST_GUARD_LEN, ST_GUARD));
+	KUNIT_EXPECT_TRUE(test, !memcmp(st_mr_ptr(sink, 0), st_mr_ptr(src, 0),
+					len));
+	st_mr_guards(test, sink);
+	st_lb_down(test, &lb);
+}
+
+/*
+ * IB_SEND_FENCE after a Read: the fenced Send carries the Read's sink as
+ * its data, so it must see what the Read brought, not what was there.
+ */
+static void st_lb_fence(struct kunit *test)
+{
+	struct st_lb lb = st_lb_up(test, RSW_MPA_RTR_READ, true, false);
+	const u32 len = 256 * 1024;
+	struct st_mr *src = st_mr_new(test, st.pd, len);
+	struct st_mr *sink = st_mr_new(test, st.pd, len);
+	struct st_lbuf rb = st_lbuf_new(test, len);
+	struct ib_sge s, r;
+	struct ib_wc wc;
+
+	st_mr_reg_post(test, lb.b, src, IB_ACCESS_REMOTE_READ, 1);
+	st_mr_reg_post(test, lb.a, sink, ST_SINK_ACCESS, 2);
+	st_pattern(st_mr_ptr(src, 0), len, 41);
+	r = st_sge(st.pd, rb.base, len);
+	st_post_recv(test, lb.b, 3, &r, 1);
+	st_read(test, &lb, src, 0, sink, 0, len, 4, IB_WR_RDMA_READ, 0);
+	s = (struct ib_sge) {
+		.addr = sink->mr->iova, .length = len, .lkey = sink->mr->lkey,
+	};
+	st_post_send(test, lb.a, 5, IB_WR_SEND, IB_SEND_FENCE, &s, 1, 0);
+	st_read_expect(test, &lb, 4, len);
+	st_wc(test, lb.a->scq, 5, IB_WC_SUCCESS, IB_WC_SEND, NULL);
+	st_wc(test, lb.b->rcq, 3, IB_WC_SUCCESS, IB_WC_RECV, &wc);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, len);
+	KUNIT_EXPECT_TRUE_MSG(test, !memcmp(rb.base, st_mr_ptr(src, 0), len),
+			      "the fenced Send did not carry the Read's data");
+	st_lb_down(test, &lb);
+}
+
+/* Abortive close: A to ERROR; A flushes and closes, B sees its end. */
+static void st_lb_close_abort(struct kunit *test)
+{
+	struct st_lb lb = st_lb_up(test, RSW_MPA_RTR_WRITE, true, false);
+	struct st_lbuf b = st_lbuf_new(test, 4096);
+	struct ib_sge r[3], s;
+	int i;
+
+	st_send_check(test, lb.a, lb.b, 10, 1, 1, 0, 1100);
+	for (i = 0; i < 3; i++) {
+		r[i] = st_sge(st.pd, b.base + i * 256, 128);
+		st_post_recv(test, lb.a, 10 + i, &r[i], 1);
+	}
+	r[0] = st_sge(st.pd, b.base + 1024, 128);
+	st_post_recv(test, lb.b, 20, &r[0], 1);
+	st_post_recv(test, lb.b, 21, &r[0], 1);
+
+	KUNIT_ASSERT_EQ(test, st_modify(lb.a, IB_QPS_ERR), 0);
+	KUNIT_EXPECT_TRUE_MSG(test, st_wait_closed(lb.a), "A not closed");
+	KUNIT_EXPECT_NE(test, lb.a->closed_status, 0);
+	KUNIT_EXPECT_EQ(test, st_state(test, lb.a), IB_QPS_ERR);
+	for (i = 0; i < 3; i++)
+		st_wc(test, lb.a->rcq, 10 + i, IB_WC_WR_FLUSH_ERR, -1, NULL);
+	/* Posted after the end: flushed too. */
+	s = st_sge(st.pd, b.base + 2048, 16);
+	st_post_send(test, lb.a, 13, IB_WR_SEND, 0, &s, 1, 0);
+	st_wc(test, lb.a->scq, 13, IB_WC_WR_FLUSH_ERR, -1, NULL);
+
+	/* B: the reset ends its stream; the QP is in ERROR and flushed. */
+	KUNIT_EXPECT_TRUE_MSG(test, st_wait_closed(lb.b), "B not closed");
+	KUNIT_EXPECT_NE(test, lb.b->closed_status, 0);
+	KUNIT_EXPECT_EQ(test, st_state(test, lb.b), IB_QPS_ERR);
+	st_wc(test, lb.b->rcq, 20, IB_WC_WR_FLUSH_ERR, -1, NULL);
+	st_wc(test, lb.b->rcq, 21, IB_WC_WR_FLUSH_ERR, -1, NULL);
+	st_cq_empty(test, lb.a->rcq, "A recv CQ");
+	KUNIT_EXPECT_EQ(test, atomic_read(&lb.a->closed_calls), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&lb.b->closed_calls), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&lb.a->disconnects), 0);
+	KUNIT_EXPECT_TRUE(test, st_all(b.base + 3 * 256, 4096 - 3 * 256,
+				       ST_GUARD));
+}
+
+/*
+ * Orderly close: A moves to SQD after a Send; the Send arrives, B hears a
+ * disconnect, and both streams end with status 0.
+ */
+static void st_lb_close_orderly(struct kunit *test)
+{
+	struct st_lb lb = st_lb_up(test, RSW_MPA_RTR_WRITE, true, false);
+	struct st_lbuf b = st_lbuf_new(test, 1024);
+	struct ib_sge s, r, ra;
+	struct ib_wc wc;
+
+	st_send_check(test, lb.b, lb.a, 10, 1, 1, 0, 1200);
+	st_pattern(b.base, 100, 5);
+	s = st_sge(st.pd, b.base, 100);
+	r = st_sge(st.pd, b.base + 256, 100);
+	ra = st_sge(st.pd, b.base + 512, 100);
+	st_post_recv(test, lb.b, 1, &r, 1);
+	st_post_recv(test, lb.a, 2, &ra, 1);
+	st_post_send(test, lb.a, 3, IB_WR_SEND, 0, &s, 1, 0);
+	KUNIT_ASSERT_EQ(test, st_modify(lb.a, IB_QPS_SQD), 0);
+
+	st_wc(test, lb.a->scq, 3, IB_WC_SUCCESS, IB_WC_SEND, NULL);
+	st_wc(test, lb.b->rcq, 1, IB_WC_SUCCESS, IB_WC_RECV, &wc);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, 100);
+	KUNIT_EXPECT_TRUE(test, !memcmp(b.base + 256, b.base, 100));
+	KUNIT_EXPECT_TRUE_MSG(test, st_wait_closed(lb.b), "B not closed");
+	KUNIT_EXPECT_TRUE_MSG(test, st_wait_closed(lb.a), "A not closed");
+	KUNIT_EXPECT_EQ(test, atomic_read(&lb.b->disconnects), 1);
+	KUNIT_EXPECT_EQ(test, lb.b->closed_status, 0);
+	KUNIT_EXPECT_EQ(test, lb.a->closed_status, 0);
+	KUNIT_EXPECT_EQ(test, st_state(test, lb.a), IB_QPS_ERR);
+	KUNIT_EXPECT_EQ(test, st_state(test, lb.b), IB_QPS_ERR);
+	/* A's receive had nothing to receive: flushed. */
+	st_wc(test, lb.a->rcq, 2, IB_WC_WR_FLUSH_ERR, -1, NULL);
+	KUNIT_EXPECT_EQ(test, st_stats(test, lb.a).term_sent, 0);
+	KUNIT_EXPECT_EQ(test, st_stats(test, lb.b).term_sent, 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&lb.a->closed_calls), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&lb.b->closed_calls), 1);
+}
+
+/* ib_drain_qp() on a connected QP (CQs polled directly by ib_core). */
+struct st_drain_wr {
+	struct ib_cqe cqe;
+	enum ib_wc_status status;
+	int calls;
+};
+
+static void st_drain_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct st_drain_wr *d = container_of(wc->wr_cqe, struct st_drain_wr,
+					     cqe);
+
+	d->status = wc->status;
+	d->calls++;
+}
+
+static void st_lb_drain(struct kunit *test)
+{
+	struct st_lb lb = st_lb_up(test, RSW_MPA_RTR_WRITE, true, true);
+	struct st_drain_wr *d = kunit_kzalloc(test, sizeof(*d), GFP_KERNEL);
+	u8 *buf = kunit_kzalloc(test, 64, GFP_KERNEL);
+	struct ib_sge r;
+	struct ib_recv_wr wr = {};
+
+	KUNIT_ASSERT_NOT_NULL(test, d);
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	d->cqe.done = st_drain_done;
+	r = st_sge(st.pd, buf, 64);
+	wr.wr_cqe = &d->cqe;
+	wr.sg_list = &r;
+	wr.num_sge = 1;
+	KUNIT_ASSERT_EQ(test, ib_post_recv(lb.a->qp, &wr, NULL), 0);
+	/* Let the RTR exchange happen first. */
+	msleep(ST_QUIET_MS);
+
+	ib_drain_qp(lb.a->qp);
+	KUNIT_EXPECT_EQ(test, d->calls, 1);
+	KUNIT_EXPECT_EQ(test, d->status, IB_WC_WR_FLUSH_ERR);
+	KUNIT_EXPECT_EQ(test, st_state(test, lb.a), IB_QPS_ERR);
+	KUNIT_EXPECT_TRUE_MSG(test, st_wait_closed(lb.a), "A not closed");
+	KUNIT_EXPECT_TRUE_MSG(test, st_wait_end(lb.b), "B saw no end");
+	ib_drain_qp(lb.b->qp);
+	KUNIT_EXPECT_TRUE_MSG(test, st_wait_closed(lb.b), "B not closed");
+	KUNIT_EXPECT_EQ(test, st_state(test, lb.b), IB_QPS_ERR);
+	KUNIT_EXPECT_EQ(test, atomic_read(&lb.a->closed_calls), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&lb.b->closed_calls), 1);
+}
+
+/* ==========================================================================
+ * Part B: a hostile peer on a raw socket.
+ */
+#define ST_HX_MR_LEN	2048
+#define ST_HX_RQ_LEN	256
+#define ST_HX_RQ_NUM	2
+#define ST_HX_FRAME_MAX	1024
+#define ST_HX_IRD	16
+
+struct st_hx {
+	struct st_end *e;
+	struct socket *raw;
+	struct st_mr *mr;	/* REMOTE_WRITE | REMOTE_READ, this PD */
+	struct st_mr *other;	/* REMOTE_WRITE, the other PD */
+	struct st_mr *local;	/* LOCAL_WRITE only, this PD */
+	struct st_lbuf rq;	/* receive buffers between guards */
+	u32 nrecv;
+	bool crc;
+	u8 frame[ST_HX_FRAME_MAX];
+	u32 frame_len;
+	u32 last_off;		/* where the last FPDU emitted starts */
+};
+
+/* Deviations of a crafted FPDU from a well-formed one. */
+struct st_mut {
+	u8 pad;			/* every PAD octet */
+	bool crc_zero_pad;	/* CRC as if PAD were zero */
+	u32 crc_xor;
+	bool set_len;		/* ULPDU_Length @len instead of the truth */
+	u16 len;
+};
+
+/* Append an FPDU (header @h of @hdr_len, @plen pattern octets) to x. */
+static void st_emit(struct st_hx *x, const union rsw_hdr *h, u32 hdr_len,
+		    u32 plen, const struct st_mut *mut)
+{
+	static const struct st_mut ok;
+	u32 ulpdu = hdr_len - RSW_MPA_HDR_LEN + plen;
+	u32 pad = rsw_mpa_pad(ulpdu);
+	u8 *out = x->frame + x->frame_len;
+	union rsw_hdr hh = *h;
+	__le32 crc = 0;
+
+	if (!mut)
+		mut = &ok;
+	x->last_off = x->frame_len;
+	rsw_set_mpa_len(&hh.c, mut->set_len ? mut->len : ulpdu);
+	memcpy(out, &hh, hdr_len);
+	st_pattern(out + hdr_len, plen, 77);
+	memset(out + hdr_len + plen, mut->pad, pad);
+	if (x->crc && mut->crc_zero_pad)
+		crc = rsw_mpa_fpdu_crc(out, hdr_len, out + hdr_len, plen);
+	else if (x->crc)
+		crc = rsw_mpa_crc(out, hdr_len + plen + pad);
+	crc ^= cpu_to_le32(mut->crc_xor);
+	memcpy(out + hdr_len + plen + pad, &crc, sizeof(crc));
+	x->frame_len += hdr_len + plen + pad + RSW_MPA_CRC_LEN;
+}
+
+static void st_hdr_tagged(union rsw_hdr *h, u8 op, u32 stag, u64 to)
+{
+	memset(h, 0, sizeof(*h));
+	h->c.ctrl = rsw_ctrl_word(op, true);
+	h->tagged.stag = cpu_to_be32(stag);
+	h->tagged.to = cpu_to_be64(to);
+}
+
+static void st_hdr_untagged(union rsw_hdr *h, u8 op, u32 qn, u32 msn, u32 mo)
+{
+	memset(h, 0, sizeof(*h));
+	h->c.ctrl = rsw_ctrl_word(op, true);
+	h->untagged.qn = cpu_to_be32(qn);
+	h->untagged.msn = cpu_to_be32(msn);
+	h->untagged.mo = cpu_to_be32(mo);
+}
+
+static void st_write(struct st_hx *x, u32 stag, u64 to, u32 plen)
+{
+	union rsw_hdr h;
+
+	st_hdr_tagged(&h, RSW_OP_WRITE, stag, to);
+	st_emit(x, &h, sizeof(h.tagged), plen, NULL);
+}
+
+static void st_send(struct st_hx *x, u8 op, u32 msn, u32 mo, u32 plen,
+		    u32 inval, const struct st_mut *mut)
+{
+	union rsw_hdr h;
+
+	st_hdr_untagged(&h, op, RSW_QN_SEND, msn, mo);
+	h.untagged.inval_stag = cpu_to_be32(inval);
+	st_emit(x, &h, sizeof(h.untagged), plen, mut);
+}
+
+static void st_b_write_no_mr(struct st_hx *x)
+{
+	st_write(x, ST_NO_STAG, 0, 16);
+}
+
+static void st_b_write_wrong_key(struct st_hx *x)
+{
+	st_write(x, x->mr->mr->rkey ^ 0x5a, x->mr->mr->iova, 16);
+}
+
+static void st_b_write_other_pd(struct st_hx *x)
+{
+	st_write(x, x->other->mr->rkey, x->other->mr->iova, 16);
+}
+
+static void st_b_write_no_right(struct st_hx *x)
+{
+	st_write(x, x->local->mr->rkey, x->local->mr->iova, 16);
+}
+
+static void st_b_write_beyond_end(struct st_hx *x)
+{
+	st_write(x, x->mr->mr->rkey, x->mr->mr->iova + ST_HX_MR_LEN - 8, 16);
+}
+
+static void st_b_write_before_start(struct st_hx *x)
+{
+	st_write(x, x->mr->mr->rkey, x->mr->mr->iova - 4, 16);
+}
+
+static void st_b_write_to_wrap(struct st_hx *x)
+{
+	st_write(x, x->mr->mr->rkey, U64_MAX - 7, 16);
+}
+
+static void st_b_send_no_recv(struct st_hx *x)
+{
+	st_send(x, RSW_OP_SEND, 1, 0, 16, 0, NULL);
+}
+
+static void st_b_send_msn_ahead(struct st_hx *x)
+{
+	st_send(x, RSW_OP_SEND, 2, 0, 16, 0, NULL);
+}
+
+static void st_b_send_mo_beyond(struct st_hx *x)
+{
+	st_send(x, RSW_OP_SEND, 1, ST_HX_RQ_LEN + 4, 8, 0, NULL);
+}
+
+static void st_b_send_too_long(struct st_hx *x)
+{
+	st_send(x, RSW_OP_SEND, 1, 0, ST_HX_RQ_LEN + 4, 0, NULL);
+}
+
+static void st_b_short_ulpdu(struct st_hx *x)
+{
+	static const struct st_mut m = { .set_len = true, .len = 10 };
+	union rsw_hdr h;
+
+	st_hdr_tagged(&h, RSW_OP_WRITE, x->mr->mr->rkey, x->mr->mr->iova);
+	st_emit(x, &h, sizeof(h.tagged), 0, &m);
+}
+
+static void st_b_bad_pad(struct st_hx *x)
+{
+	static const struct st_mut m = { .pad = 0x01, .crc_zero_pad = true };
+
+	st_send(x, RSW_OP_SEND, 1, 0, 5, 0, &m);
+}
+
+static void st_b_bad_crc(struct st_hx *x)
+{
+	static const struct st_mut m = { .crc_xor = 0x100 };
+
+	st_send(x, RSW_OP_SEND, 1, 0, 16, 0, &m);
+}
+
+static void st_b_bad_crc_write(struct st_hx *x)
+{
+	static const struct st_mut m = { .crc_xor = 0x80000000 };
+	union rsw_hdr h;
+
+	st_hdr_tagged(&h, RSW_OP_WRITE, x->mr->mr->rkey, x->mr->mr->iova);
+	st_emit(x, &h, sizeof(h.tagged), 16, &m);
+}
+
+static void st_b_unknown_opcode(struct st_hx *x)
+{
+	union rsw_hdr h;
+
+	st_hdr_untagged(&h, RSW_OP_SEND, RSW_QN_SEND, 1, 0);
+	rsw_rdmap_set_opcode(&h.c, 0xd);
+	st_emit(x, &h, sizeof(h.untagged), 8, NULL);
+}
+
+static void st_b_bad_ddp_version(struct st_hx *x)
+{
+	union rsw_hdr h;
+
+	st_hdr_untagged(&h, RSW_OP_SEND, RSW_QN_SEND, 1, 0);
+	rsw_ddp_set_version(&h.c, 2);
+	st_emit(x, &h, sizeof(h.untagged), 8, NULL);
+}
+
+static void st_b_bad_rdmap_version(struct st_hx *x)
+{
+	union rsw_hdr h;
+
+	st_hdr_untagged(&h, RSW_OP_SEND, RSW_QN_SEND, 1, 0);
+	rsw_rdmap_set_version(&h.c, 2);
+	st_emit(x, &h, sizeof(h.untagged), 8, NULL);
+}
+
+static void st_read_req(struct st_hx *x, u32 src_stag, u64 src_to, u32 len)
+{
+	union rsw_hdr h;
+
+	st_hdr_untagged(&h, RSW_OP_READ_REQ, RSW_QN_READ_REQ, 1, 0);
+	h.rreq.rreq.sink_stag = cpu_to_be32(0x00424201);
+	h.rreq.rreq.sink_to = cpu_to_be64(0x1000);
+	h.rreq.rreq.read_size = cpu_to_be32(len);
+	h.rreq.rreq.src_stag = cpu_to_be32(src_stag);
+	h.rreq.rreq.src_to = cpu_to_be64(src_to);
+	st_emit(x, &h, sizeof(h.rreq), 0, NULL);
+}
+
+static void st_b_rreq_bad_src(struct st_hx *x)
+{
+	st_read_req(x, ST_NO_STAG, 0, 64);
+}
+
+static void st_b_rreq_no_right(struct st_hx *x)
+{
+	st_read_req(x, x->local->mr->rkey, x->local->mr->iova, 64);
+}
+
+static void st_b_rreq_beyond_end(struct st_hx *x)
+{
+	st_read_req(x, x->mr->mr->rkey, x->mr->mr->iova + 8, ST_HX_MR_LEN);
+}
+
+/* IRD + 1 Read Requests in one burst: the last one finds no room. */
+static void st_b_rreq_beyond_ird(struct st_hx *x)
+{
+	union rsw_hdr h;
+	u32 msn;
+
+	for (msn = 1; msn <= ST_HX_IRD + 1; msn++) {
+		st_hdr_untagged(&h, RSW_OP_READ_REQ, RSW_QN_READ_REQ, msn, 0);
+		h.rreq.rreq.sink_stag = cpu_to_be32(0x00424201);
+		h.rreq.rreq.sink_to = cpu_to_be64(0x1000 + 16 * msn);
+		h.rreq.rreq.read_size = cpu_to_be32(16);
+		h.rreq.rreq.src_stag = cpu_to_be32(x->mr->mr->rkey);
+		h.rreq.rreq.src_to = cpu_to_be64(x->mr->mr->iova);
+		st_emit(x, &h, sizeof(h.rreq), 0, NULL);
+	}
+}
+
+static void st_b_rresp_unasked(struct st_hx *x)
+{
+	union rsw_hdr h;
+
+	st_hdr_tagged(&h, RSW_OP_READ_RESP, x->mr->mr->rkey, x->mr->mr->iova);
+	st_emit(x, &h, sizeof(h.tagged), 16, NULL);
+}
+
+static void st_b_send_inv_local(struct st_hx *x)
+{
+	st_send(x, RSW_OP_SEND_INV, 1, 0, 8, x->local->mr->rkey, NULL);
+}
+
+static void st_b_send_inv_other_pd(struct st_hx *x)
+{
+	st_send(x, RSW_OP_SEND_INV, 1, 0, 8, x->other->mr->rkey, NULL);
+}
+
+/* Whether the Terminate carries the offending DDP header (D bit). */
+enum st_d { D_ANY, D_YES, D_NO };
+
+struct st_bad_case {
+	const char *name;
+	void (*build)(struct st_hx *x);
+	u8 layer, etype, ecode;
+	enum st_d d;
+	bool no_recv;		/* post no receive */
+	int rq0_status;		/* the first receive's status */
+	bool crc_off;
+	/*
+	 * Octets at the MR's start that the bad FPDU's payload (st_emit's
+	 * pattern) may have reached: placement before a CRC error writes
+	 * memory the peer was entitled to write (rx.h), but nothing else.
+	 */
+	u32 may_write;
+	bool rresp_first;	/* Read Responses may precede the Terminate */
+};
+
+#define ST_DDP_T	RSW_TERM_LAYER_DDP, RSW_DDP_ET_TAGGED
+#define ST_DDP_U	RSW_TERM_LAYER_DDP, RSW_DDP_ET_UNTAGGED
+#define ST_RDMAP_OP	RSW_TERM_LAYER_RDMAP, RSW_RDMAP_ET_REMOTE_OP
+#define ST_RDMAP_PROT	RSW_TERM_LAYER_RDMAP, RSW_RDMAP_ET_REMOTE_PROT
+#define ST_MPA		RSW_TERM_LAYER_LLP, RSW_LLP_ET_MPA
+#define ST_FLUSH	IB_WC_WR_FLUSH_ERR
+
+static const struct st_bad_case st_bad_cases[] = {
+	{ "write STag of no MR", st_b_write_no_mr,
+	  ST_DDP_T, RSW_DDP_EC_T_INVALID_STAG, D_YES, false, ST_FLUSH },
+	{ "write STag with wrong key", st_b_write_wrong_key,
+	  ST_DDP_T, RSW_DDP_EC_T_INVALID_STAG, D_YES, false, ST_FLUSH },
+	{ "write MR of another PD", st_b_write_other_pd,
+	  ST_DDP_T, RSW_DDP_EC_T_STAG_NOT_ASSOC, D_YES, false, ST_FLUSH },
+	{ "write MR without REMOTE_WRITE", st_b_write_no_right,
+	  ST_DDP_T, RSW_DDP_EC_T_INVALID_STAG, D_YES, false, ST_FLUSH },
+	{ "write TO beyond MR end", st_b_write_beyond_end,
+	  ST_DDP_T, RSW_DDP_EC_T_BASE_BOUNDS, D_YES, false, ST_FLUSH },
+	{ "write TO before MR start", st_b_write_before_start,
+	  ST_DDP_T, RSW_DDP_EC_T_BASE_BOUNDS, D_YES, false, ST_FLUSH },
+	{ "write TO wraps", st_b_write_to_wrap,
+	  ST_DDP_T, RSW_DDP_EC_T_TO_WRAP, D_YES, false, ST_FLUSH },
+	{ "send no receive posted", st_b_send_no_recv,
+	  ST_DDP_U, RSW_DDP_EC_U_MSN_NO_BUF, D_YES, true, ST_FLUSH },
+	{ "send MSN ahead", st_b_send_msn_ahead,
+	  ST_DDP_U, RSW_DDP_EC_U_MSN_NO_BUF, D_YES, false, ST_FLUSH },
+	{ "send MO beyond buffer", st_b_send_mo_beyond,
+	  ST_DDP_U, RSW_DDP_EC_U_INVALID_MO, D_YES, false, ST_FLUSH },
+	{ "send longer than buffer", st_b_send_too_long,
+	  ST_DDP_U, RSW_DDP_EC_U_TOO_LONG, D_YES, false, ST_FLUSH },
+	{ "ULPDU_Length shorter than header", st_b_short_ulpdu,
+	  ST_RDMAP_OP, RSW_RDMAP_EC_CATASTROPHIC_STREAM, D_NO, false,
+	  ST_FLUSH },
+	{ "bad PAD", st_b_bad_pad,
+	  ST_MPA, RSW_MPA_EC_CRC, D_NO, false, ST_FLUSH },
+	{ "bad CRC send", st_b_bad_crc,
+	  ST_MPA, RSW_MPA_EC_CRC, D_NO, false, ST_FLUSH },
+	{ "bad CRC write", st_b_bad_crc_write,
+	  ST_MPA, RSW_MPA_EC_CRC, D_NO, false, ST_FLUSH, .may_write = 16 },
+	{ "unknown opcode", st_b_unknown_opcode,
+	  ST_RDMAP_OP, RSW_RDMAP_EC_OPCODE, D_YES, false, ST_FLUSH },
+	{ "bad DDP version", st_b_bad_ddp_version,
+	  ST_DDP_U, RSW_DDP_EC_U_VERSION, D_YES, false, ST_FLUSH },
+	{ "bad RDMAP version", st_b_bad_rdmap_version,
+	  ST_RDMAP_OP, RSW_RDMAP_EC_VERSION, D_YES, false, ST_FLUSH },
+	{ "read request bad source STag", st_b_rreq_bad_src,
+	  ST_RDMAP_PROT, RSW_RDMAP_EC_INVALID_STAG, D_ANY, false, ST_FLUSH },
+	{ "read request source without REMOTE_READ", st_b_rreq_no_right,
+	  ST_RDMAP_PROT, RSW_RDMAP_EC_ACCESS, D_ANY, false, ST_FLUSH },
+	{ "read request beyond source end", st_b_rreq_beyond_end,
+	  ST_RDMAP_PROT, RSW_RDMAP_EC_BASE_BOUNDS, D_ANY, false, ST_FLUSH },
+	{ "read requests beyond IRD", st_b_rreq_beyond_ird,
+	  ST_DDP_U, RSW_DDP_EC_U_MSN_NO_BUF, D_YES, false, ST_FLUSH,
+	  .rresp_first = true },
+	{ "read response with no read outstanding", st_b_rresp_unasked,
+	  ST_DDP_T, RSW_DDP_EC_T_INVALID_STAG, D_YES, false, ST_FLUSH },
+	{ "send with invalidate of local-only MR", st_b_send_inv_local,
+	  ST_RDMAP_PROT, RSW_RDMAP_EC_CANT_INVALIDATE, D_ANY, false,
+	  IB_WC_REM_INV_REQ_ERR },
+	{ "send with invalidate of other PD's MR", st_b_send_inv_other_pd,
+	  ST_RDMAP_PROT, RSW_RDMAP_EC_CANT_INVALIDATE, D_ANY, false,
+	  IB_WC_REM_INV_REQ_ERR },
+	{ "write STag of no MR, CRC off", st_b_write_no_mr,
+	  ST_DDP_T, RSW_DDP_EC_T_INVALID_STAG, D_YES, false, ST_FLUSH, true },
+};
+
+static void st_bad_desc(const struct st_bad_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(st_bad, st_bad_cases, st_bad_desc);
+
+/*
+ * A QP on one end, the raw socket on the other: a responder without the
+ * peer-to-peer model (the raw peer speaks first), or with @rtr an
+ * initiator with it (the QP speaks first: its RTR).
+ */
+static struct st_hx *st_hx_up_rtr(struct kunit *test, bool crc, bool no_recv,
+				  u8 rtr)
+{
+	struct st_hx *x = kunit_kzalloc(test, sizeof(*x), GFP_KERNEL);
+	struct rsw_mpa_conn conn = {
+		.rev = RSW_MPA_REV_2, .crc = crc, .enhanced = true,
+		.p2p = !!rtr, .rtr = rtr, .ird = ST_HX_IRD, .ord = 16,
+	};
+	struct socket *qs;
+	struct ib_sge sge;
+	u32 i;
+
+	KUNIT_ASSERT_NOT_NULL(test, x);
+	x->crc = crc;
+	x->e = st_end_new(test, st.pd, false);
+	x->mr = st_mr_new(test, st.pd, ST_HX_MR_LEN);
+	st_mr_reg_direct(test, x->mr, st.pd, IB_ACCESS_LOCAL_WRITE |
+			 IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ);
+	x->other = st_mr_new(test, st.pd2, 512);
+	st_mr_reg_direct(test, x->other, st.pd2, IB_ACCESS_LOCAL_WRITE |
+			 IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ);
+	x->local = st_mr_new(test, st.pd, 512);
+	st_mr_reg_direct(test, x->local, st.pd, IB_ACCESS_LOCAL_WRITE);
+	KUNIT_ASSERT_EQ(test, st_mr_check(st.pd, ST_NO_STAG, 0, 1,
+					  IB_ACCESS_REMOTE_WRITE),
+			RSW_MR_ERR_STAG);
+
+	x->rq = st_lbuf_new(test, ST_HX_RQ_NUM * (ST_HX_RQ_LEN + ST_GUARD_LEN) +
+			    ST_GUARD_LEN);
+	x->nrecv = no_recv ? 0 : ST_HX_RQ_NUM;
+	for (i = 0; i < x->nrecv; i++) {
+		sge = st_sge(st.pd, x->rq.base + ST_GUARD_LEN +
+			     i * (ST_HX_RQ_LEN + ST_GUARD_LEN), ST_HX_RQ_LEN);
+		st_post_recv(test, x->e, 50 + i, &sge, 1);
+	}
+
+	st_tcp_pair(test, &x->raw, &qs);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, st_sock_release,
+							x->raw), 0);
+	st_attach(test, x->e, qs, &conn, !!rtr);
+	rsw_stream_start(to_rsw_qp(x->e->qp));
+	return x;
+}
+
+static struct st_hx *st_hx_up(struct kunit *test, bool crc, bool no_recv)
+{
+	return st_hx_up_rtr(test, crc, no_recv, 0);
+}
+
+/* Read one FPDU from the raw socket into @buf; its ULPDU length or < 0. */
+static int st_read_fpdu(struct kunit *test, struct st_hx *x, u8 *buf,
+			u32 max)
+{
+	u16 ulpdu;
+	u32 rest;
+	int ret;
+	__le32 crc;
+
+	ret = st_recv_all(x->raw, buf, RSW_MPA_HDR_LEN);
+	if (ret != RSW_MPA_HDR_LEN)
+		return ret < 0 ? ret : -ENODATA;
+	ulpdu = rsw_mpa_len((struct rsw_ctrl *)buf);
+	rest = rsw_fpdu_plain_len(ulpdu) - RSW_MPA_HDR_LEN;
+	if (rest + RSW_MPA_HDR_LEN > max)
+		return -EMSGSIZE;
+	ret = st_recv_all(x->raw, buf + RSW_MPA_HDR_LEN, rest);
+	if (ret != (int)rest)
+		return ret < 0 ? ret : -ENODATA;
+	crc = x->crc ? rsw_mpa_crc(buf, rest + RSW_MPA_HDR_LEN -
+				   RSW_MPA_CRC_LEN) : 0;
+	KUNIT_EXPECT_TRUE_MSG(test, !memcmp(&crc, buf + rest + RSW_MPA_HDR_LEN -
+					    RSW_MPA_CRC_LEN, sizeof(crc)),
+			      "Terminate's CRC trailer");
+	return ulpdu;
+}
+
+/* The raw peer's end sees no more octets: EOF or reset, within the wait. */
+static void st_expect_eof(struct kunit *test, struct st_hx *x)
+{
+	u8 b;
+	int ret = st_recv_all(x->raw, &b, 1);
+
+	KUNIT_EXPECT_TRUE_MSG(test, ret == 0 || ret == -ECONNRESET ||
+			      ret == -EPIPE, "after the Terminate: %d", ret);
+}
+
+static void st_hx_check_end(struct kunit *test, struct st_hx *x,
+			    int rq0_status, u32 may_write)
+{
+	struct st_end *e = x->e;
+	u8 allowed[32];
+	struct ib_wc wc;
+	u32 i;
+
+	KUNIT_EXPECT_TRUE_MSG(test, st_wait_closed(e), "closed() not called");
+	KUNIT_EXPECT_EQ(test, atomic_read(&e->closed_calls), 1);
+	KUNIT_EXPECT_NE(test, e->closed_status, 0);
+	KUNIT_EXPECT_EQ(test, st_state(test, e), IB_QPS_ERR);
+	for (i = 0; i < x->nrecv; i++) {
+		st_wc(test, e->rcq, 50 + i, i ? IB_WC_WR_FLUSH_ERR : rq0_status,
+		      -1, &wc);
+	}
+	st_cq_empty(test, e->rcq, "recv CQ");
+	st_cq_empty(test, e->scq, "send CQ");
+	/* Nothing outside what the peer could write changed. */
+	st_pattern(allowed, sizeof(allowed), 77);
+	for (i = 0; i < may_write && i < sizeof(allowed); i++)
+		KUNIT_EXPECT_TRUE_MSG(test, *st_mr_ptr(x->mr, i) == ST_FILL ||
+				      *st_mr_ptr(x->mr, i) == allowed[i],
+				      "MR octet %u: %#x", i,
+				      *st_mr_ptr(x->mr, i));
+	KUNIT_EXPECT_TRUE_MSG(test, st_all(st_mr_ptr(x->mr, may_write),
+					   ST_HX_MR_LEN - may_write, ST_FILL),
+			      "MR contents changed");
+	st_mr_guards(test, x->mr);
+	KUNIT_EXPECT_TRUE(test, st_all(st_mr_ptr(x->other, 0), 512, ST_FILL));
+	st_mr_guards(test, x->other);
+	KUNIT_EXPECT_TRUE(test, st_all(st_mr_ptr(x->local, 0), 512, ST_FILL));
+	st_mr_guards(test, x->local);
+	for (i = 0; i <= ST_HX_RQ_NUM; i++)
+		KUNIT_EXPECT_TRUE_MSG(test, st_all(x->rq.base + i *
+						   (ST_HX_RQ_LEN + ST_GUARD_LEN),
+						   ST_GUARD_LEN, ST_GUARD),
+				      "receive guard %u changed", i);
+}
+
+static void st_hostile(struct kunit *test)
+{
+	const struct st_bad_case *c = test->param_value;
+	struct st_hx *x = st_hx_up(test, !c->crc_off, c->no_recv);
+	u8 *t = kunit_kzalloc(test, 256, GFP_KERNEL);
+	const struct rsw_hdr_term *th = (const void *)t;
+	const struct rsw_rdmap_term *term = &th->term;
+	struct rsw_stream_stats ss;
+	u32 rresps = 0;
+	bool access;
+	int ulpdu;
+
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	c->build(x);
+	KUNIT_ASSERT_EQ(test, st_send_all(x->raw, x->frame, x->frame_len),
+			(int)x->frame_len);
+
+	/* The answer: one Terminate (after Read Responses, if allowed). */
+	for (;;) {
+		ulpdu = st_read_fpdu(test, x, t, 256);
+		KUNIT_ASSERT_GE_MSG(test, ulpdu, 0, "no Terminate came back");
+		if (!c->rresp_first ||
+		    rsw_rdmap_opcode(&th->ddp.c) != RSW_OP_READ_RESP)
+			break;
+		KUNIT_ASSERT_LT_MSG(test, ++rresps, ST_HX_IRD + 1,
+				    "more Read Responses than Requests");
+	}
+	KUNIT_ASSERT_GE(test, ulpdu + RSW_MPA_HDR_LEN,
+			(int)sizeof(struct rsw_hdr_term));
+	KUNIT_EXPECT_EQ(test, rsw_rdmap_opcode(&th->ddp.c), RSW_OP_TERMINATE);
+	KUNIT_EXPECT_FALSE(test, rsw_ddp_tagged(&th->ddp.c));
+	KUNIT_EXPECT_TRUE(test, rsw_ddp_last(&th->ddp.c));
+	KUNIT_EXPECT_EQ(test, rsw_ddp_version(&th->ddp.c), RSW_DDP_VERSION);
+	KUNIT_EXPECT_EQ(test, rsw_rdmap_version(&th->ddp.c), RSW_RDMAP_VERSION);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(th->ddp.qn), RSW_QN_TERMINATE);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(th->ddp.msn), 1);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(th->ddp.mo), 0);
+	KUNIT_EXPECT_EQ(test, rsw_term_layer(term), c->layer);
+	KUNIT_EXPECT_EQ(test, rsw_term_etype(term), c->etype);
+	KUNIT_EXPECT_EQ(test, rsw_term_ecode(term), c->ecode);
+	KUNIT_EXPECT_NOT_NULL(test, rsw_term_name(rsw_term_layer(term),
+						  rsw_term_etype(term),
+						  rsw_term_ecode(term)));
+	if (c->d != D_ANY)
+		KUNIT_EXPECT_EQ(test, rsw_term_d(term), c->d == D_YES);
+	if (rsw_term_d(term)) {
+		/* The offending header from its DDP control field on. */
+		const u8 *copy = t + sizeof(struct rsw_hdr_term);
+		u32 n = rsw_ddp_tagged((const struct rsw_ctrl *)
+				       (x->frame + x->last_off)) ?
+			RSW_DDP_TAGGED_HDR_LEN : RSW_DDP_UNTAGGED_HDR_LEN;
+
+		KUNIT_ASSERT_GE(test, ulpdu + RSW_MPA_HDR_LEN,
+				(int)(sizeof(struct rsw_hdr_term) +
+				      RSW_MPA_HDR_LEN + n));
+		KUNIT_EXPECT_TRUE_MSG(test, !memcmp(copy + RSW_MPA_HDR_LEN,
+						    x->frame + x->last_off +
+						    RSW_MPA_HDR_LEN, n),
+				      "Terminated DDP header differs");
+	}
+	/* We close our side; the QP's stream ends. */
+	kernel_sock_shutdown(x->raw, SHUT_WR);
+	st_hx_check_end(test, x, c->rq0_status, c->may_write);
+	st_expect_eof(test, x);
+
+	ss = st_stats(test, x->e);
+	KUNIT_EXPECT_EQ(test, ss.term_sent, 1);
+	KUNIT_EXPECT_EQ(test, ss.term_rcvd, 0);
+	KUNIT_EXPECT_EQ(test, ss.term_layer, c->layer);
+	KUNIT_EXPECT_EQ(test, ss.term_etype, c->etype);
+	KUNIT_EXPECT_EQ(test, ss.term_ecode, c->ecode);
+	/* The local ULP hears of it: access errors as such. */
+	access = (c->layer == RSW_TERM_LAYER_RDMAP &&
+		  c->etype == RSW_RDMAP_ET_REMOTE_PROT) ||
+		 (c->layer == RSW_TERM_LAYER_DDP &&
+		  c->etype == RSW_DDP_ET_TAGGED);
+	KUNIT_EXPECT_TRUE_MSG(test, test_bit(access ? IB_EVENT_QP_ACCESS_ERR :
+					     IB_EVENT_QP_FATAL, &x->e->events),
+			      "events %#lx", x->e->events);
+}
+
+/* The raw peer sends a Terminate: the QP reports it and goes to ERROR. */
+struct st_term_case {
+	const char *name;
+	u8 layer, etype, ecode;
+	enum ib_event_type event;
+};
+
+static const struct st_term_case st_term_cases[] = {
+	{ "DDP tagged base/bounds", RSW_TERM_LAYER_DDP, RSW_DDP_ET_TAGGED,
+	  RSW_DDP_EC_T_BASE_BOUNDS, IB_EVENT_QP_ACCESS_ERR },
+	{ "RDMAP remote protection", RSW_TERM_LAYER_RDMAP,
+	  RSW_RDMAP_ET_REMOTE_PROT, RSW_RDMAP_EC_ACCESS,
+	  IB_EVENT_QP_ACCESS_ERR },
+	{ "RDMAP catastrophic stream", RSW_TERM_LAYER_RDMAP,
+	  RSW_RDMAP_ET_REMOTE_OP, RSW_RDMAP_EC_CATASTROPHIC_STREAM,
+	  IB_EVENT_QP_FATAL },
+	{ "MPA CRC", RSW_TERM_LAYER_LLP, RSW_LLP_ET_MPA, RSW_MPA_EC_CRC,
+	  IB_EVENT_QP_FATAL },
+};
+
+static void st_term_desc(const struct st_term_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(st_term, st_term_cases, st_term_desc);
+
+static void st_peer_terminate(struct kunit *test)
+{
+	const struct st_term_case *c = test->param_value;
+	struct st_hx *x = st_hx_up(test, true, false);
+	struct rsw_stream_stats ss;
+	union rsw_hdr h;
+
+	st_hdr_untagged(&h, RSW_OP_TERMINATE, RSW_QN_TERMINATE, 1, 0);
+	rsw_term_set_layer(&h.term.term, c->layer);
+	rsw_term_set_etype(&h.term.term, c->etype);
+	rsw_term_set_ecode(&h.term.term, c->ecode);
+	st_emit(x, &h, sizeof(h.term), 0, NULL);
+	KUNIT_ASSERT_EQ(test, st_send_all(x->raw, x->frame, x->frame_len),
+			(int)x->frame_len);
+
+	st_hx_check_end(test, x, IB_WC_WR_FLUSH_ERR, 0);
+	KUNIT_EXPECT_TRUE_MSG(test, test_bit(c->event, &x->e->events),
+			      "events %#lx", x->e->events);
+	/* No Terminate answers a Terminate: the raw end just sees the end. */
+	st_expect_eof(test, x);
+	ss = st_stats(test, x->e);
+	KUNIT_EXPECT_EQ(test, ss.term_rcvd, 1);
+	KUNIT_EXPECT_EQ(test, ss.term_sent, 0);
+	KUNIT_EXPECT_EQ(test, ss.term_layer, c->layer);
+	KUNIT_EXPECT_EQ(test, ss.term_etype, c->etype);
+	KUNIT_EXPECT_EQ(test, ss.term_ecode, c->ecode);
+}
+
+/* A valid Write from the raw peer is placed; then the peer resets. */
+static void st_peer_write_then_reset(struct kunit *test)
+{
+	struct st_hx *x = st_hx_up(test, true, false);
+	union rsw_hdr h;
+	u8 *p;
+
+	st_hdr_tagged(&h, RSW_OP_WRITE, x->mr->mr->rkey, x->mr->mr->iova + 10);
+	st_emit(x, &h, sizeof(h.tagged), 100, NULL);
+	p = x->frame + sizeof(h.tagged);
+	KUNIT_ASSERT_EQ(test, st_send_all(x->raw, x->frame, x->frame_len),
+			(int)x->frame_len);
+	{
+		unsigned long end = jiffies + msecs_to_jiffies(ST_WAIT_MS);
+
+		while (st_stats(test, x->e).rx_fpdus < 1 &&
+		       time_before(jiffies, end))
+			msleep(2);
+	}
+	KUNIT_EXPECT_EQ(test, st_stats(test, x->e).rx_fpdus, 1);
+	KUNIT_EXPECT_TRUE(test, !memcmp(st_mr_ptr(x->mr, 10), p, 100));
+	KUNIT_EXPECT_TRUE(test, st_all(st_mr_ptr(x->mr, 0), 10, ST_FILL));
+	KUNIT_EXPECT_TRUE(test, st_all(st_mr_ptr(x->mr, 110),
+				       ST_HX_MR_LEN - 110, ST_FILL));
+	st_mr_guards(test, x->mr);
+	KUNIT_EXPECT_EQ(test, st_state(test, x->e), IB_QPS_RTS);
+	/* An abortive end from the peer: reset. */
+	sock_no_linger(x->raw->sk);
+	kunit_release_action(test, st_sock_release, x->raw);
+	KUNIT_EXPECT_TRUE_MSG(test, st_wait_closed(x->e), "closed() not called");
+	KUNIT_EXPECT_NE(test, x->e->closed_status, 0);
+	KUNIT_EXPECT_EQ(test, st_state(test, x->e), IB_QPS_ERR);
+	st_wc(test, x->e->rcq, 50, IB_WC_WR_FLUSH_ERR, -1, NULL);
+	st_wc(test, x->e->rcq, 51, IB_WC_WR_FLUSH_ERR, -1, NULL);
+	KUNIT_EXPECT_EQ(test, st_stats(test, x->e).term_sent, 0);
+}
+
+/*
+ * The QP as peer-to-peer initiator against the raw peer: its first FPDU is
+ * the zero-length RTR of the negotiated type (a Read is answered), then
+ * Sends flow both ways with the right MSNs.
+ */
+static void st_peer_rtr(struct kunit *test)
+{
+	const u8 *rtr = test->param_value;
+	struct st_hx *x = st_hx_up_rtr(test, true, false, *rtr);
+	u8 *t = kunit_kzalloc(test, 256, GFP_KERNEL);
+	const union rsw_hdr *th = (const void *)t;
+	u8 *buf = kunit_kzalloc(test, 64, GFP_KERNEL);
+	u32 want_op, want_len, msn = 1;
+	union rsw_hdr h;
+	struct ib_sge sge;
+	struct ib_wc wc;
+	int ulpdu;
+
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	switch (*rtr) {
+	case RSW_MPA_RTR_WRITE:
+		want_op = RSW_OP_WRITE;
+		want_len = sizeof(struct rsw_ddp_tagged);
+		break;
+	case RSW_MPA_RTR_READ:
+		want_op = RSW_OP_READ_REQ;
+		want_len = sizeof(struct rsw_hdr_rreq);
+		break;
+	default:
+		want_op = RSW_OP_SEND;
+		want_len = sizeof(struct rsw_ddp_untagged);
+		break;
+	}
+	ulpdu = st_read_fpdu(test, x, t, 256);
+	KUNIT_ASSERT_GE_MSG(test, ulpdu, 0, "no RTR came");
+	KUNIT_EXPECT_EQ(test, rsw_rdmap_opcode(&th->c), want_op);
+	KUNIT_EXPECT_EQ(test, ulpdu + RSW_MPA_HDR_LEN, want_len);
+	KUNIT_EXPECT_TRUE(test, rsw_ddp_last(&th->c));
+	if (want_op == RSW_OP_READ_REQ) {
+		KUNIT_EXPECT_EQ(test, be32_to_cpu(th->rreq.rreq.read_size), 0);
+		KUNIT_EXPECT_EQ(test, be32_to_cpu(th->untagged.qn),
+				RSW_QN_READ_REQ);
+		KUNIT_EXPECT_EQ(test, be32_to_cpu(th->untagged.msn), 1);
+		/* Answer it: a zero-length Read Response to its sink. */
+		st_hdr_tagged(&h, RSW_OP_READ_RESP,
+			      be32_to_cpu(th->rreq.rreq.sink_stag),
+			      be64_to_cpu(th->rreq.rreq.sink_to));
+		st_emit(x, &h, sizeof(h.tagged), 0, NULL);
+	}
+	if (want_op == RSW_OP_SEND) {
+		KUNIT_EXPECT_EQ(test, be32_to_cpu(th->untagged.qn),
+				RSW_QN_SEND);
+		KUNIT_EXPECT_EQ(test, be32_to_cpu(th->untagged.msn), 1);
+		msn = 2;	/* the RTR used our first Send MSN */
+	}
+	/* The peer's first Send lands in the first receive, whole. */
+	st_send(x, RSW_OP_SEND, 1, 0, 40, 0, NULL);
+	KUNIT_ASSERT_EQ(test, st_send_all(x->raw, x->frame, x->frame_len),
+			(int)x->frame_len);
+	st_wc(test, x->e->rcq, 50, IB_WC_SUCCESS, IB_WC_RECV, &wc);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, 40);
+	KUNIT_EXPECT_TRUE(test, !memcmp(x->rq.base + ST_GUARD_LEN,
+					x->frame + x->last_off +
+					sizeof(struct rsw_ddp_untagged), 40));
+	/* Our Send to the peer: next MSN, the payload, a good CRC. */
+	st_pattern(buf, 24, 99);
+	sge = st_sge(st.pd, buf, 24);
+	st_post_send(test, x->e, 60, IB_WR_SEND, 0, &sge, 1, 0);
+	st_wc(test, x->e->scq, 60, IB_WC_SUCCESS, IB_WC_SEND, NULL);
+	ulpdu = st_read_fpdu(test, x, t, 256);
+	KUNIT_ASSERT_EQ(test, ulpdu + RSW_MPA_HDR_LEN,
+			(int)sizeof(struct rsw_ddp_untagged) + 24);
+	KUNIT_EXPECT_EQ(test, rsw_rdmap_opcode(&th->c), RSW_OP_SEND);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(th->untagged.qn), RSW_QN_SEND);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(th->untagged.msn), msn);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(th->untagged.mo), 0);
+	KUNIT_EXPECT_TRUE(test, !memcmp(t + sizeof(struct rsw_ddp_untagged),
+					buf, 24));
+	st_cq_empty(test, x->e->scq, "send CQ");
+	KUNIT_EXPECT_EQ(test, st_state(test, x->e), IB_QPS_RTS);
+
+	KUNIT_EXPECT_EQ(test, st_modify(x->e, IB_QPS_ERR), 0);
+	KUNIT_EXPECT_TRUE_MSG(test, st_wait_closed(x->e), "closed() not called");
+	st_wc(test, x->e->rcq, 51, IB_WC_WR_FLUSH_ERR, -1, NULL);
+	st_expect_eof(test, x);
+}
+
+static struct kunit_case st_cases[] = {
+	KUNIT_CASE_PARAM(st_lb_send, st_rtr_gen_params),
+	KUNIT_CASE_PARAM(st_lb_send_large, st_crc_gen_params),
+	KUNIT_CASE(st_lb_send_solicited),
+	KUNIT_CASE_PARAM(st_lb_write, st_crc_gen_params),
+	KUNIT_CASE(st_lb_read),
+	KUNIT_CASE(st_lb_send_inv),
+	KUNIT_CASE(st_lb_local_inv),
+	KUNIT_CASE(st_lb_read_inv),
+	KUNIT_CASE(st_lb_send_in_read_resp),
+	KUNIT_CASE(st_lb_fence),
+	KUNIT_CASE(st_lb_close_abort),
+	KUNIT_CASE(st_lb_close_orderly),
+	KUNIT_CASE(st_lb_drain),
+	KUNIT_CASE_PARAM(st_hostile, st_bad_gen_params),
+	KUNIT_CASE_PARAM(st_peer_terminate, st_term_gen_params),
+	KUNIT_CASE(st_peer_write_then_reset),
+	KUNIT_CASE_PARAM(st_peer_rtr, st_rtr_gen_params),
+	{}
+};
+
+static struct kunit_suite st_suite = {
+	.name = "rdmap_sw_stream",
+	.suite_init = st_suite_init,
+	.suite_exit = st_suite_exit,
+	.test_cases = st_cases,
+};
+
+kunit_test_suite(st_suite);
+
+MODULE_DESCRIPTION("KUnit tests for rdmap_sw streams (QPs over TCP)");
+MODULE_LICENSE("GPL");
