@@ -24,6 +24,7 @@
 #include <net/net_namespace.h>
 #include <net/sock.h>
 
+#include "fpdu.h"
 #include "internal.h"
 
 RSW_IMPORT_KUNIT_NS();
@@ -564,7 +565,8 @@ static void cm_hostile_client(struct kunit *test)
  */
 struct srv_case {
 	const char *name;
-	enum { SRV_GARBAGE, SRV_BIG_PD, SRV_CLOSE, SRV_SILENT } how;
+	enum { SRV_GARBAGE, SRV_BIG_PD, SRV_CLOSE, SRV_SILENT, SRV_NO_RTR,
+	       SRV_BIG_ORD } how;
 	int status;
 	enum rsw_mpa_reason reason;
 };
@@ -574,9 +576,59 @@ static const struct srv_case srv_cases[] = {
 	{ "PD_Length 513", SRV_BIG_PD, -EPROTO, RSW_MPA_E_PD_LEN },
 	{ "closes", SRV_CLOSE, -ECONNRESET, RSW_MPA_E_CLOSED },
 	{ "silent", SRV_SILENT, -ETIMEDOUT, RSW_MPA_OK },
+	/* RFC 6581: answered by an MPA Terminate, then the close. */
+	{ "P2P without an RTR type", SRV_NO_RTR, 0, RSW_MPA_E_NO_RTR },
+	{ "ORD above our IRD", SRV_BIG_ORD, 0, RSW_MPA_E_IRD },
 };
 
 KUNIT_ARRAY_PARAM_DESC(srv, srv_cases, name);
+
+/*
+ * An RFC 6581 Reply with CRC: P2P but no RTR type (our builder refuses
+ * that, so the bit is cleared afterwards), or an ORD of 16 against our IRD
+ * of 8.  Into @buf; its length.
+ */
+static int srv_build_reply(u8 *buf, size_t size, bool no_rtr)
+{
+	struct rsw_mpa_frame rep = {
+		.rev = RSW_MPA_REV_2,
+		.crc = true,
+		.enhanced = true,
+		.p2p = true,
+		.rtr = RSW_MPA_RTR_WRITE,
+		.ird = 8,
+		.ord = no_rtr ? 8 : 16,
+	};
+	int len = rsw_mpa_build(&rep, true, buf, size);
+
+	if (len > 0 && no_rtr)
+		rsw_mpa_v2_set_rtr((struct rsw_mpa_v2 *)
+				   (buf + sizeof(struct rsw_mpa_rr)),
+				   RSW_MPA_RTR_NONE);
+	return len;
+}
+
+/* The next FPDU on @conn is an MPA (LLP layer) Terminate with @ecode. */
+static void expect_mpa_term(struct kunit *test, struct socket *conn,
+			    u8 ecode)
+{
+	struct rsw_hdr_term t;
+	u8 trailer[RSW_MPA_ALIGN + RSW_MPA_CRC_LEN];
+	int rest;
+
+	KUNIT_ASSERT_EQ(test, recv_all(conn, &t, sizeof(t)), (int)sizeof(t));
+	KUNIT_EXPECT_EQ(test, rsw_rdmap_opcode(&t.ddp.c), RSW_OP_TERMINATE);
+	/* PAD and CRC after the header, as framed for the Reply's C bit. */
+	rest = sizeof(t.ddp.c.mpa_len) + rsw_mpa_len(&t.ddp.c) +
+	       rsw_mpa_pad(rsw_mpa_len(&t.ddp.c)) + RSW_MPA_CRC_LEN -
+	       sizeof(t);
+	KUNIT_ASSERT_GE(test, rest, 0);
+	KUNIT_ASSERT_LE(test, rest, (int)sizeof(trailer));
+	KUNIT_EXPECT_EQ(test, recv_all(conn, trailer, rest), rest);
+	KUNIT_EXPECT_EQ(test, rsw_term_layer(&t.term), RSW_TERM_LAYER_LLP);
+	KUNIT_EXPECT_EQ(test, rsw_term_etype(&t.term), RSW_LLP_ET_MPA);
+	KUNIT_EXPECT_EQ(test, rsw_term_ecode(&t.term), ecode);
+}
 
 static void cm_hostile_server(struct kunit *test)
 {
@@ -589,6 +641,8 @@ static void cm_hostile_server(struct kunit *test)
 	struct rsw_cep *ini;
 	u8 buf[sizeof(rr) + 4];
 	int base = rsw_cm_live();
+	u8 rep[RSW_MPA_RR_MAX_LEN];
+	int rep_len = srv_build_reply(rep, sizeof(rep), c->how == SRV_NO_RTR);
 
 	addr_v4(&ss, 0);
 	KUNIT_ASSERT_EQ(test, sock_create_kern(&init_net, AF_INET, SOCK_STREAM,
@@ -598,7 +652,11 @@ static void cm_hostile_server(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, kernel_listen(lsock, 4), 0);
 	KUNIT_ASSERT_GT(test, kernel_getsockname(lsock, (struct sockaddr *)&ss),
 			0);
+	KUNIT_ASSERT_GT(test, rep_len, 0);
 	rsw_mpa_params_init(&ilp);
+	ilp.p2p = true;
+	ilp.ord = 4;
+	ilp.ird = 8;
 	/* Only the silent server waits for the (short) timeout. */
 	ini = connect_to(test, is, &ss, &ilp,
 			 c->how == SRV_SILENT ? SHORT_MS : 0);
@@ -624,10 +682,17 @@ static void cm_hostile_server(struct kunit *test)
 		break;
 	case SRV_SILENT:
 		break;
+	case SRV_NO_RTR:
+	case SRV_BIG_ORD:
+		send_all(conn, rep, rep_len);
+		break;
 	}
 	wait_done(test, &is->reply);
-	KUNIT_EXPECT_EQ(test, is->status, c->status);
+	KUNIT_EXPECT_EQ(test, is->status,
+			c->status ?: rsw_mpa_reason(c->reason)->err);
 	KUNIT_EXPECT_EQ(test, is->reason, c->reason);
+	if (c->how == SRV_NO_RTR || c->how == SRV_BIG_ORD)
+		expect_mpa_term(test, conn, rsw_mpa_reason(c->reason)->ecode);
 	/* Our side closed the stream. */
 	KUNIT_EXPECT_LE(test, recv_all(conn, buf, 1), 0);
 	sock_release(conn);

@@ -41,6 +41,7 @@
 #include <linux/moduleparam.h>
 #include <linux/net.h>
 #include <linux/slab.h>
+#include <linux/tcp.h>
 #include <linux/workqueue.h>
 #include <net/sock.h>
 #include <net/tcp_states.h>
@@ -398,6 +399,40 @@ static void rsw_cep_event_pd(struct rsw_cep *cep)
 	cep->evd.ord = f->ord;
 }
 
+/*
+ * Initiator: a Reply that fails negotiation is answered, when
+ * rsw_mpa_reason() says so (RFC 6581: insufficient IRD, no usable RTR), by
+ * an MPA Terminate as the first FPDU, framed as the Reply agreed (its C
+ * bit), before the stream closes.  Best effort: the socket is closing.
+ */
+static void rsw_cep_send_term(struct rsw_cep *cep, enum rsw_mpa_reason r)
+{
+	const struct rsw_mpa_reason_info *ri = rsw_mpa_reason(r);
+	struct rsw_tx_term t = {
+		.layer = RSW_TERM_LAYER_LLP,
+		.etype = RSW_LLP_ET_MPA,
+		.ecode = ri->ecode,
+	};
+	struct rsw_tx_config cfg = {
+		.crc = cep->rx.frame.crc,
+		.mss = tcp_sk(cep->sock->sk)->mss_cache,
+	};
+	struct {
+		struct rsw_tx tx;
+		struct rsw_tx_sock ts;
+	} *b;
+
+	if (!ri->term)
+		return;
+	b = kvzalloc(sizeof(*b), GFP_KERNEL);
+	if (!b)
+		return;
+	rsw_tx_sock_init(&b->ts, cep->sock);
+	if (!rsw_tx_init(&b->tx, &cfg, NULL, NULL, &rsw_tx_sock_ops, &b->ts))
+		rsw_tx_terminate(&b->tx, &t);
+	kvfree(b);
+}
+
 static enum rsw_cep_state rsw_cep_step_await_reply(struct rsw_cep *cep)
 {
 	enum rsw_mpa_rx_status st = rsw_cep_read(cep);
@@ -411,10 +446,8 @@ static enum rsw_cep_state rsw_cep_step_await_reply(struct rsw_cep *cep)
 	r = st == RSW_MPA_RX_FAILED ? cep->rx.reason :
 	    rsw_mpa_connected(&cep->lp, &cep->rx.frame, &cep->conn);
 	if (r) {
-		/*
-		 * The Terminate that rsw_mpa_reason()->term asks for needs
-		 * the FPDU path; until it is wired the stream just closes.
-		 */
+		if (st == RSW_MPA_RX_COMPLETE)
+			rsw_cep_send_term(cep, r);
 		rsw_cep_fail_mpa(cep, r);
 		if (r == RSW_MPA_E_REJECTED)
 			rsw_cep_event_pd(cep);
