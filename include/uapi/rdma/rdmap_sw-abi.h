@@ -158,9 +158,9 @@ struct rdmap_sw_cqe {
  * A send queue is a ring of struct rdmap_sw_sqe and a receive queue a ring
  * of struct rdmap_sw_rqe; each ring holds a power-of-two number of entries
  * of fixed size.  Kernel QPs keep the ring indices in the kernel; the
- * user-mapped rings of user QPs reuse these entries unchanged and add their
- * control block and ownership protocol here when they come.  The kernel
- * copies an entry before it validates and uses it.
+ * user-mapped rings of user QPs use these entries unchanged behind a
+ * control block (struct rdmap_sw_wq_ctrl below).  The kernel copies an
+ * entry before it validates and uses it.
  */
 #define RDMAP_SW_MAX_SGE 16
 /* Inline data replaces the SGE array, so it has exactly its size. */
@@ -216,6 +216,63 @@ struct rdmap_sw_rqe {
 	__u8 reserved[3];
 	__u32 length;		/* sum of sge[] lengths */
 	struct rdmap_sw_sge sge[RDMAP_SW_MAX_SGE];
+};
+
+/*
+ * User QPs.  Each queue of a user QP is one mapping: struct
+ * rdmap_sw_wq_ctrl in the first RDMAP_SW_WQ_RING_OFFSET bytes, then the
+ * ring of size entries (sqe or rqe), entry n in slot n & (size - 1).
+ *
+ * Ownership.  The process is the producer: it may write slot n only while
+ * n - ctrl.head < size, fills it, then stores ctrl.tail = n + 1 with release
+ * semantics.  The kernel is the consumer: it loads ctrl.tail with acquire
+ * semantics, copies entry n out of the ring and validates the copy (opcode,
+ * SGE count, lengths, inline size) before it uses it; a tail more than size
+ * ahead, or an entry that fails validation, moves the QP to ERROR (only
+ * that QP).  ctrl.head is the kernel's: entries before it have completed
+ * (their CQE, if any, is in the CQ) and their slots are free again.
+ *
+ * Doorbell (send queue only).  ctrl.busy is 1 while the kernel is draining
+ * the send queue.  The kernel clears it when it finds the queue empty,
+ * issues a full barrier and looks at ctrl.tail once more.  The process,
+ * after storing ctrl.tail, issues a full barrier and loads ctrl.busy: only
+ * if it is 0 does it ring the doorbell, a post_send command with no work
+ * requests (ibv_cmd_post_send with an empty list).  A receive queue needs
+ * no doorbell: receives are taken when a Send arrives.
+ *
+ * User QPs cannot post IB_WR_REG_MR or IB_WR_LOCAL_INV (they name kernel
+ * objects); such an entry fails validation.
+ */
+#define RDMAP_SW_WQ_RING_OFFSET 4096
+
+struct rdmap_sw_wq_ctrl {
+	/* Written by the process only. */
+	__u32 tail;
+	__u32 reserved0[15];		/* the producer's 64-byte line */
+	/* Written by the kernel only. */
+	__u32 head;
+	__u32 busy;
+	__u32 reserved1[14];
+};
+
+/* Response of create_cq for a user CQ: mmap() the ring at mmap_offset. */
+struct rdmap_sw_uresp_create_cq {
+	__aligned_u64 mmap_offset;
+	__aligned_u64 mmap_len;		/* ctrl + size entries, page aligned */
+	__u32 size;			/* entries: ctrl.size */
+	__u32 reserved;
+};
+
+/* Response of create_qp for a user QP: one mapping per queue. */
+struct rdmap_sw_uresp_create_qp {
+	__aligned_u64 sq_offset;
+	__aligned_u64 sq_len;
+	__aligned_u64 rq_offset;
+	__aligned_u64 rq_len;
+	__u32 sq_size;			/* entries */
+	__u32 rq_size;
+	__u32 max_inline;
+	__u32 reserved;
 };
 
 /* ==================== end of work queue entries (qp.c) =================== */
