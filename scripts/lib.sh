@@ -72,3 +72,10 @@ rsw_outdir() {
 	tree=$(printf '%s' "$RSW_TOP" | sha1sum | cut -c1-10)
 	echo "$RSW_CACHE/out/$tree/$(rsw_release "$1")"
 }
+
+# kernel release -> where scripts/siw keeps upstream siw.ko built for it
+# (a test peer only): <dir>/plain/siw.ko as upstream has it, <dir>/crc/siw.ko
+# with MPA CRC required.  Takes a release so that guests can use $RSW_KREL.
+rsw_siw_dir() {
+	echo "$RSW_CACHE/siw/$1"
+}

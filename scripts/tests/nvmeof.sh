@@ -1,0 +1,236 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# NVMe over Fabrics (RDMA) through the kernel's nvmet-rdma target and
+# nvme-rdma host, in one guest, with fio verifying every block it reads:
+#
+#   scripts/siw 6.12 && scripts/build 6.12
+#   scripts/vm --kernel 6.12 --mem 2048 --timeout 600 -- \
+#       scripts/tests/nvmeof.sh [--target siw|rsw] [--host siw|rsw]
+#                               [--seconds N] [--crc on|off]
+#
+#   guest:  dummy0 10.78.0.1/24 <-- target provider (nvmet-rdma port 4420,
+#                                   namespace on memory-backed null_blk)
+#           dummy1 10.78.0.2/24 <-- host provider (nvme connect
+#                                   --host-traddr 10.78.0.2)
+#   With the same provider on both sides, one device on dummy0 serves both.
+#
+# fio: randrw, direct, libaio, iodepth 16, crc32c verify (verify_backlog,
+# so reads check what was written during the run; verify_fatal) at bs=4k
+# and bs=128k for N seconds each (default 30) over the first 256 MiB, with
+# --thread (the debug kernel has no SysV shm, which fio's processes need).
+# Asserts no fio error and non-zero reads and writes, that MPA negotiated
+# the CRC asked for, then disconnects, tears the target down, deletes the
+# links, unloads every module it loaded and checks the kernel log.  Prints
+# one line per block size (on a kernel without SysV IPC, which fio needs, a
+# dd O_DIRECT write, read-back and sha256 compare of 16 MiB at 4k and 64 MiB
+# at 128k replaces fio, announced by a SKIP line and marked "(dd)"):
+#   nvmeof target=siw host=siw crc=default bs=4k read=… MB/s write=… MB/s errors=0 mpa_crc=0/3
+# mpa_crc: connections whose MPA reply (seen by a sniffer on lo) turned CRC on,
+# of all connections; with --crc on it must be all of them, with off none.
+# shellcheck source=scripts/tests/lib.sh
+. "$(dirname "$0")/lib.sh"
+# shellcheck source=scripts/tests/rdma-env.sh
+. "$(dirname "$0")/rdma-env.sh"
+
+target=siw host=siw seconds=30 crc=
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--target) target=$2; shift 2 ;;
+	--host) host=$2; shift 2 ;;
+	--seconds) seconds=$2; shift 2 ;;
+	--crc) crc=$2; shift 2 ;;
+	*) echo "usage: $0 [--target siw|rsw] [--host siw|rsw] [--seconds N] [--crc on|off]" >&2
+		exit 2 ;;
+	esac
+done
+re_check_provider_name "$target"
+re_check_provider_name "$host"
+case "$seconds" in ''|*[!0-9]*|0) fail "--seconds takes a positive number" ;; esac
+case "$crc" in ''|on|off) ;; *) fail "--crc takes on or off" ;; esac
+
+NQN=nqn.2026-11.org.rdmap-sw:nvmeof-test
+TGT_IP=10.78.0.1
+HOST_IP=10.78.0.2
+PORT=4420
+CFS=/sys/kernel/config/nvmet
+FIO_SIZE=256M
+# dd fallback sizes (MiB): 4 KiB direct I/O is slow under TCG and KASAN.
+declare -A DD_MIB=([4k]=16 [128k]=64)
+fio_json=$RSW_RUN/nvmeof-fio
+
+# The block device of the connected subsystem (multipath head or plain).
+nvme_bdev() {
+	local d
+	for d in /sys/block/nvme*n*; do
+		[ -e "$d/device/subsysnqn" ] || continue
+		[ "$(cat "$d/device/subsysnqn")" = "$NQN" ] || continue
+		[ -b "/dev/${d##*/}" ] || continue
+		echo "/dev/${d##*/}"
+		return 0
+	done
+	return 1
+}
+
+# For poll_until: nvmet-rdma reports the port listening.  (Only grep the
+# kernel log: printing it would flood the serial console.)
+port_enabled() {
+	dmesg | grep -qF "nvmet_rdma: enabling port 1 ($TGT_IP:$PORT)"
+}
+
+# fio_summary FILE: error, bytes, runtimes, bandwidths from fio's JSON.
+fio_summary() {
+	python3 - "$1" <<'EOF'
+import json, sys
+with open(sys.argv[1]) as f:
+    text = f.read()
+# fio may print notes before the JSON document.
+doc = json.loads(text[text.index('{'):])
+job = doc['jobs'][0]
+r, w = job['read'], job['write']
+print(job['error'], r['io_bytes'], w['io_bytes'], r['runtime'], w['runtime'],
+      r['bw_bytes'], w['bw_bytes'])
+EOF
+}
+
+# fio_run BS: randrw with crc32c verify; sets summary[BS].
+fio_run() {
+	local bs=$1 err rbytes wbytes rms wms rbw wbw
+	step "fio randrw bs=$bs for ${seconds}s, crc32c verify on $bdev"
+	T_CMD_TIMEOUT=$((seconds * 3 + 120)) check fio --name="nvmeof-$bs" --filename="$bdev" \
+		--thread --ioengine=libaio --direct=1 --rw=randrw --bs="$bs" --iodepth=16 \
+		--size="$FIO_SIZE" --time_based --runtime="$seconds" \
+		--verify=crc32c --verify_backlog=256 --verify_fatal=1 \
+		--output-format=json --output="$fio_json-$bs.json"
+	check fio_summary "$fio_json-$bs.json"
+	read -r err rbytes wbytes rms wms rbw wbw <<<"$T_OUT"
+	assert_eq "$err" 0 "fio error (verify errors included)"
+	[ "$rbytes" -gt 0 ] || fail "fio read nothing"
+	[ "$wbytes" -gt 0 ] || fail "fio wrote nothing"
+	ok "read $rbytes bytes in $rms ms, wrote $wbytes bytes in $wms ms"
+	summary[$bs]="nvmeof target=$target host=$host crc=${crc:-default} bs=$bs read=$(re_mbps "$rbw" 1000) MB/s write=$(re_mbps "$wbw" 1000) MB/s errors=$err mpa_crc=$mpa_crc"
+}
+
+# dd_run BS: without fio, write DD_MIB[BS] MiB of random data with O_DIRECT
+# in BS blocks, read it back the same way and compare sha256; sets
+# summary[BS].
+dd_run() {
+	local bs=$1 src=/dev/shm/nvmeof-src back=/dev/shm/nvmeof-back sum t0 wms rms err=0
+	local mib=${DD_MIB[$1]}
+	step "dd direct-I/O round trip, bs=$bs, $mib MiB, sha256 compare on $bdev"
+	check dd if=/dev/urandom of="$src" bs=1M count="$mib" status=none
+	sum=$(sha256sum "$src" | cut -d' ' -f1)
+	t0=$(now_ms)
+	T_CMD_TIMEOUT=600 check dd if="$src" of="$bdev" bs="$bs" oflag=direct conv=fsync status=none
+	wms=$(($(now_ms) - t0))
+	t0=$(now_ms)
+	T_CMD_TIMEOUT=600 check dd if="$bdev" of="$back" bs="$bs" iflag=direct \
+		count=$((mib * 1048576 / $(numfmt --from=iec "${bs^^}"))) status=none
+	rms=$(($(now_ms) - t0))
+	[ "$(sha256sum "$back" | cut -d' ' -f1)" = "$sum" ] || err=1
+	rm -f "$src" "$back"
+	assert_eq "$err" 0 "sha256 mismatches after the round trip"
+	summary[$bs]="nvmeof target=$target host=$host crc=${crc:-default} bs=$bs read=$(re_mbps $((mib * 1048576)) "$rms") MB/s write=$(re_mbps $((mib * 1048576)) "$wms") MB/s errors=$err mpa_crc=$mpa_crc (dd)"
+}
+
+t_banner
+note "target=$target host=$host seconds=$seconds crc=${crc:-default}"
+
+step "RDMA core, nvmet, nvme-rdma and null_blk modules"
+re_begin
+check modprobe null_blk nr_devices=1 gb=1 bs=4096 memory_backed=1
+check modprobe nvmet
+check modprobe nvmet-rdma
+check modprobe nvme-rdma
+[ -b /dev/nullb0 ] || fail "no /dev/nullb0"
+assert_file /sys/module/null_blk/parameters/memory_backed Y
+
+step "providers: target $target on dummy0 $TGT_IP, host $host"
+re_netdev dummy0 "$TGT_IP/24"
+re_load "$target" "$crc"
+re_attach "$target" dummy0
+if [ "$host" != "$target" ]; then
+	re_netdev dummy1 "$HOST_IP/24"
+	re_load "$host" "$crc"
+	re_attach "$host" dummy1
+	host_ip=$HOST_IP
+else
+	# One device serves both ends.
+	host_ip=$TGT_IP
+fi
+
+step "nvmet target: subsystem $NQN, namespace /dev/nullb0, rdma port $TGT_IP:$PORT"
+[ -d "$CFS" ] || fail "no $CFS (configfs or nvmet missing)"
+check mkdir "$CFS/subsystems/$NQN"
+echo 1 >"$CFS/subsystems/$NQN/attr_allow_any_host" || fail "attr_allow_any_host"
+check mkdir "$CFS/subsystems/$NQN/namespaces/1"
+echo -n /dev/nullb0 >"$CFS/subsystems/$NQN/namespaces/1/device_path" || fail "device_path"
+echo 1 >"$CFS/subsystems/$NQN/namespaces/1/enable" || fail "namespace enable"
+assert_file "$CFS/subsystems/$NQN/namespaces/1/enable" 1
+check mkdir "$CFS/ports/1"
+echo rdma >"$CFS/ports/1/addr_trtype" || fail "addr_trtype"
+echo ipv4 >"$CFS/ports/1/addr_adrfam" || fail "addr_adrfam"
+echo "$TGT_IP" >"$CFS/ports/1/addr_traddr" || fail "addr_traddr"
+echo "$PORT" >"$CFS/ports/1/addr_trsvcid" || fail "addr_trsvcid"
+check ln -s "$CFS/subsystems/$NQN" "$CFS/ports/1/subsystems/$NQN"
+poll_until 10 "nvmet_rdma enabled port 1 ($TGT_IP:$PORT)" port_enabled
+
+step "nvme connect -t rdma -a $TGT_IP -s $PORT --host-traddr $host_ip"
+re_mpa_watch_start "$PORT"
+check nvme connect -t rdma -a "$TGT_IP" -s "$PORT" -n "$NQN" --host-traddr "$host_ip"
+poll_until 30 "block device of $NQN" nvme_bdev
+bdev=$(nvme_bdev)
+note "block device $bdev ($(($(cat "/sys/block/${bdev#/dev/}/size") / 2048)) MiB)"
+check nvme list-subsys
+assert_match "$T_OUT" "rdma traddr=$TGT_IP,trsvcid=$PORT" "nvme list-subsys transport"
+assert_match "$T_OUT" "host_traddr=$host_ip" "nvme list-subsys host address"
+# One connection per queue (admin + I/O): all must agree on the CRC.
+check re_mpa_watch_stop
+mpa=$T_OUT
+re_mpa_assert "$mpa" "$crc"
+mpa_crc=$(sed -n 's/.*\brep=\([0-9]*\) rep_crc=\([0-9]*\).*/\2\/\1/p' <<<"$mpa")
+
+declare -A summary=()
+if [ -d /proc/sysvipc ]; then
+	use_fio=1
+else
+	use_fio=0
+	skip "fio needs SysV shm (shmget), which this kernel lacks (CONFIG_SYSVIPC): dd direct-I/O round trips (4k: ${DD_MIB[4k]} MiB, 128k: ${DD_MIB[128k]} MiB) instead"
+fi
+for bs in 4k 128k; do
+	if [ "$use_fio" = 1 ]; then
+		fio_run "$bs"
+	else
+		dd_run "$bs"
+	fi
+	echo "${summary[$bs]}"
+done
+
+step "nvme disconnect"
+check nvme disconnect -n "$NQN"
+assert_match "$T_OUT" "disconnected 1 controller" "nvme disconnect"
+poll_until 30 "$bdev gone" gone "$bdev"
+
+step "tear down the target"
+check rm "$CFS/ports/1/subsystems/$NQN"
+check rmdir "$CFS/ports/1"
+echo 0 >"$CFS/subsystems/$NQN/namespaces/1/enable" || fail "namespace disable"
+check rmdir "$CFS/subsystems/$NQN/namespaces/1"
+check rmdir "$CFS/subsystems/$NQN"
+
+step "delete the RDMA links and the netdevs"
+re_detach "$target"
+check ip link del dummy0
+if [ "$host" != "$target" ]; then
+	re_detach "$host"
+	check ip link del dummy1
+fi
+
+step "unload every module the test loaded"
+re_unload_all
+
+step "the kernel log is clean"
+dmesg_clean
+for bs in 4k 128k; do
+	echo "${summary[$bs]}"
+done
+echo "PASS: $T_NAME target=$target host=$host crc=${crc:-default} on $RSW_KERNEL ($(uname -r))"

@@ -1,0 +1,224 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+# Shared guest-side set-up for the kernel data path tests (nvmeof.sh,
+# nfs-rdma.sh): RDMA providers on dummy netdevs, module bookkeeping.  Source
+# it after lib.sh.
+#
+# Providers:
+#   siw  upstream siw.ko built by scripts/siw (a test peer), from
+#        $(rsw_siw_dir $RSW_KREL)/{plain,crc}/siw.ko; device siw0, link type siw
+#   rsw  our rdmap_sw.ko from $RSW_OUT (scripts/build); device rsw0, link
+#        type rdmap_sw
+#
+# MPA CRC (--crc on|off, empty = provider default):
+#   siw  6.12's siw has no CRC module parameter (compile-time constants), so
+#        "on" loads the crc/ variant that requires CRC; "off" and the default
+#        load plain/ siw, which does not ask for CRC but accepts a peer's ask.
+#   rsw  module parameter mpa_crc=Y|N, passed only when --crc was given.
+
+# shellcheck source=scripts/lib.sh
+. "$RSW_TOP/scripts/lib.sh"
+
+RE_IB=/sys/class/infiniband
+RE_MODS_BEFORE=
+
+# Modules loaded now, one per line.  (Guests have no /dev/fd: no <(...).)
+re_modules() { awk '{ print $1 }' /proc/modules | sort; }
+
+# Modules loaded now but not at re_begin.
+re_new_modules() {
+	re_modules | grep -vxF -f "$RE_MODS_BEFORE" || true
+}
+
+# re_begin: remember the modules loaded before the test, load the RDMA core
+# and the dummy netdev driver.
+re_begin() {
+	RE_MODS_BEFORE=$(mktemp)
+	re_modules >"$RE_MODS_BEFORE"
+	# grep -f with an empty file matches nothing, as wanted; keep it non-empty.
+	echo '#' >>"$RE_MODS_BEFORE"
+	local m
+	for m in ib_core iw_cm rdma_cm; do
+		check modprobe "$m"
+	done
+	# numdummies=0: the driver would otherwise create its own dummy0.
+	check modprobe dummy numdummies=0
+}
+
+re_check_provider_name() {
+	case "$1" in
+	siw|rsw) ;;
+	*) fail "unknown provider '$1' (want siw or rsw)" ;;
+	esac
+}
+
+# re_ko PROVIDER CRC: the module file to load.
+re_ko() {
+	case "$1" in
+	siw)
+		if [ "$2" = on ]; then
+			echo "$(rsw_siw_dir "$RSW_KREL")/crc/siw.ko"
+		else
+			echo "$(rsw_siw_dir "$RSW_KREL")/plain/siw.ko"
+		fi
+		;;
+	rsw) echo "$RSW_OUT/drivers/rdmap_sw/rdmap_sw.ko" ;;
+	esac
+}
+
+re_module() { case "$1" in siw) echo siw ;; rsw) echo rdmap_sw ;; esac; }
+re_linktype() { re_module "$1"; }
+re_dev() { case "$1" in siw) echo siw0 ;; rsw) echo rsw0 ;; esac; }
+
+re_hint() {
+	case "$1" in
+	siw) echo "run scripts/siw $RSW_KERNEL on the host" ;;
+	rsw) echo "run scripts/build $RSW_KERNEL on the host" ;;
+	esac
+}
+
+# re_load PROVIDER CRC: load the provider's module (once).
+re_load() {
+	local p=$1 crc=$2 ko mod args=()
+	ko=$(re_ko "$p" "$crc")
+	mod=$(re_module "$p")
+	[ ! -e "/sys/module/$mod" ] || return 0
+	[ -f "$ko" ] || fail "no $ko: $(re_hint "$p")"
+	check modinfo -F vermagic "$ko"
+	assert_eq "${T_OUT%% *}" "$(uname -r)" "$mod.ko vermagic release"
+	if [ "$p" = rsw ] && [ -n "$crc" ]; then
+		modinfo -F parm "$ko" | grep -q '^mpa_crc:' ||
+			fail "--crc $crc asked for rdmap_sw, but $ko has no mpa_crc parameter yet"
+		if [ "$crc" = on ]; then args=(mpa_crc=Y); else args=(mpa_crc=N); fi
+	fi
+	local deps
+	deps=$(modinfo -F depends "$ko") || fail "modinfo $ko"
+	# shellcheck disable=SC2086 # one word per module
+	[ -z "$deps" ] || check modprobe -a ${deps//,/ }
+	check insmod "$ko" "${args[@]}"
+	[ -e "/sys/module/$mod" ] || fail "/sys/module/$mod missing after insmod"
+	if [ "$p" = rsw ] && [ -n "$crc" ]; then
+		assert_file "/sys/module/$mod/parameters/mpa_crc" "${args[0]#mpa_crc=}"
+	fi
+}
+
+# re_netdev NAME CIDR: a dummy netdev, up, with an IPv4 address.
+re_netdev() {
+	check ip link add "$1" type dummy
+	check ip addr add "$2" dev "$1"
+	check ip link set "$1" up
+}
+
+# re_attach PROVIDER NETDEV: rdma link add <dev> type <type> netdev NETDEV,
+# then wait for the port to be ACTIVE.
+re_attach() {
+	local dev
+	dev=$(re_dev "$1")
+	check rdma link add "$dev" type "$(re_linktype "$1")" netdev "$2"
+	poll_until 10 "$dev port 1 ACTIVE" file_is "$RE_IB/$dev/ports/1/state" "4: ACTIVE"
+	check rdma link show "$dev/1"
+	assert_match "$T_OUT" "netdev $2( |$)" "$dev netdev"
+}
+
+# re_detach PROVIDER: rdma link delete, and the device is gone.
+re_detach() {
+	local dev
+	dev=$(re_dev "$1")
+	check rdma link delete "$dev"
+	poll_until 10 "$RE_IB/$dev removed" gone "$RE_IB/$dev"
+}
+
+# re_unload_all: unload every module loaded since re_begin (in whatever order
+# their reference counts allow) and assert that none is left.
+re_unload_all() {
+	local extra m progress=1 left
+	while [ "$progress" = 1 ]; do
+		progress=0
+		extra=$(re_new_modules)
+		for m in $extra; do
+			if [ "$(awk -v m="$m" '$1 == m { print $3 }' /proc/modules)" = 0 ] &&
+				rmmod "$m" 2>/dev/null; then
+				note "rmmod $m"
+				progress=1
+			fi
+		done
+	done
+	left=$(re_new_modules | tr '\n' ' ')
+	left=${left% }
+	[ -z "$left" ] || { grep -E "^(${left// /|}) " /proc/modules | indent || true
+		fail "modules still loaded: $left"; }
+	ok "every module the test loaded is unloaded"
+}
+
+# re_mbps BYTES MS: MB/s (10^6 bytes per second), one decimal.
+re_mbps() {
+	awk -v b="$1" -v ms="$2" 'BEGIN { if (ms <= 0) ms = 1; printf "%.1f", b / 1e6 / (ms / 1000) }'
+}
+
+# MPA negotiation seen on the wire.  re_mpa_watch_start PORT starts a
+# sniffer (python3, AF_PACKET on lo, where traffic between local addresses
+# flows) that counts MPA request and reply frames to/from TCP PORT and their
+# CRC bit; re_mpa_watch_stop prints "req=N req_crc=N rep=N rep_crc=N".  The
+# CRC in use on a connection is the reply's C bit (RFC 5044 7.1).
+RE_MPA_PID=
+RE_MPA_OUT=
+
+re_mpa_watch_start() {
+	RE_MPA_OUT=$(mktemp)
+	python3 -c '
+import signal, socket, struct, sys
+port, out = int(sys.argv[1]), sys.argv[2]
+n = {"req": 0, "req_crc": 0, "rep": 0, "rep_crc": 0}
+def dump(*_):
+    with open(out, "w") as f:
+        f.write(" ".join("%s=%d" % kv for kv in n.items()) + "\n")
+    sys.exit(0)
+signal.signal(signal.SIGTERM, dump)
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
+s.bind(("lo", 0))
+open(out + ".ready", "w").close()
+while True:
+    pkt, addr = s.recvfrom(65535)
+    if addr[2] == socket.PACKET_OUTGOING or len(pkt) < 34:
+        continue
+    if struct.unpack("!H", pkt[12:14])[0] != 0x0800 or pkt[23] != 6:
+        continue
+    ihl = (pkt[14] & 15) * 4
+    tcp = 14 + ihl
+    sport, dport = struct.unpack("!HH", pkt[tcp:tcp + 4])
+    if port not in (sport, dport):
+        continue
+    data = pkt[tcp + (pkt[tcp + 12] >> 4) * 4:]
+    for key, name in ((b"MPA ID Req Frame", "req"), (b"MPA ID Rep Frame", "rep")):
+        i = data.find(key)
+        if i >= 0 and len(data) > i + 16:
+            n[name] += 1
+            if data[i + 16] & 0x40:
+                n[name + "_crc"] += 1
+' "$1" "$RE_MPA_OUT" &
+	RE_MPA_PID=$!
+	poll_until 10 "MPA sniffer on lo ready" test -e "$RE_MPA_OUT.ready"
+}
+
+re_mpa_watch_stop() {
+	kill -TERM "$RE_MPA_PID" 2>/dev/null || true
+	wait "$RE_MPA_PID" 2>/dev/null || true
+	cat "$RE_MPA_OUT"
+	rm -f "$RE_MPA_OUT" "$RE_MPA_OUT.ready"
+}
+
+# re_mpa_assert COUNTS CRC: every MPA reply has the C bit when CRC is "on",
+# none has it when "off"; any result is accepted (and reported) when empty.
+re_mpa_assert() {
+	local counts=$1 crc=$2 rep rep_crc
+	rep=$(sed -n 's/.*\brep=\([0-9]*\).*/\1/p' <<<"$counts")
+	rep_crc=$(sed -n 's/.*\brep_crc=\([0-9]*\).*/\1/p' <<<"$counts")
+	if [ -z "$rep" ] || [ "$rep" -eq 0 ]; then
+		fail "no MPA reply seen on lo ($counts)"
+	fi
+	case "$crc" in
+	on) assert_eq "$rep_crc" "$rep" "MPA replies with CRC (of $rep)" ;;
+	off) assert_eq "$rep_crc" 0 "MPA replies with CRC (of $rep)" ;;
+	*) note "MPA replies with CRC: $rep_crc of $rep (no --crc given)" ;;
+	esac
+}
