@@ -29,6 +29,7 @@
 #include <linux/net.h>
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
+#include <linux/version.h>
 #include <linux/vmalloc.h>
 #include <net/sock.h>
 #include <rdma/ib_verbs.h>
@@ -823,6 +824,12 @@ static void st_lb_read(struct kunit *test)
 	st_mr_guards(test, sink);
 	KUNIT_EXPECT_TRUE(test, !memcmp(st_mr_ptr(src, 0), expect, len + 64));
 	st_mr_guards(test, src);
+	/*
+	 * B answered from vmalloc'ed pages: TCP got them by reference
+	 * (zero copy) where the kernel has MSG_SPLICE_PAGES.
+	 */
+	if (LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0))
+		KUNIT_EXPECT_GE(test, st_stats(test, lb.b).tx_spliced, (u64)len);
 	/* The sink is still valid (a plain Read invalidates nothing). */
 	KUNIT_EXPECT_EQ(test, st_mr_check(st.pd, sink->mr->rkey,
 					  sink->mr->iova, 1,

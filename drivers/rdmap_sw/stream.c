@@ -940,6 +940,7 @@ int rsw_stream_stats(struct rsw_qp *qp, struct rsw_stream_stats *st)
 	if (!s)
 		return -ENOTCONN;
 	*st = s->stats;
+	st->tx_spliced = READ_ONCE(s->ts.spliced);
 	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_stream_stats);

@@ -34,6 +34,7 @@ struct rsw_stream_ops {
 struct rsw_stream_stats {
 	u64 rx_fpdus;		/* valid segments received */
 	u64 tx_calls;		/* TX engine runs */
+	u64 tx_spliced;		/* octets sent zero-copy (MSG_SPLICE_PAGES) */
 	u32 term_sent;		/* Terminates sent (0 or 1) */
 	u32 term_rcvd;		/* Terminates received (0 or 1) */
 	u8 term_layer;		/* the Terminate sent or received */

@@ -298,6 +298,7 @@ static enum rsw_mr_err rsw_tx_fpdu(struct rsw_tx *tx, struct rsw_tx_fpdu *f,
 		return err;
 	f->msg_end = pos + f->payload_len;
 	f->last = f->msg_end == m->len;
+	f->splice = m->kind == RSW_TX_RRESP;
 	f->hdr_len = rsw_tx_hdr(tx, f, pos);
 	f->hdr.c.ctrl = rsw_ctrl_word(m->op, f->last);
 	rsw_set_mpa_len(&f->hdr.c, f->hdr_len - RSW_MPA_HDR_LEN +

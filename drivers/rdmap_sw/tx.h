@@ -13,10 +13,9 @@
  * data of the WQE copy), and the trailer (PAD and CRC).  The MPA CRC is
  * computed once, while the FPDU is described.  A batch of consecutive
  * FPDUs is handed to the sink's send(); a socket sink turns the batch into
- * one bio_vec iov_iter for one sock_sendmsg() (MSG_MORE while @more); TCP
- * copies it for now.  Zero copy (MSG_SPLICE_PAGES) would need headers,
- * trailers and pointer pieces in page fragments of the sink's own, and
- * the lifetime rule below.
+ * bio_vec iov_iters for sock_sendmsg() (MSG_MORE while @more); the page
+ * pieces of FPDUs marked @splice go out with MSG_SPLICE_PAGES (zero copy),
+ * everything else is copied by TCP.
  *
  * The sink returns how many FPDUs of the batch it took (0..n), or a
  * negative errno for a broken stream.  Fewer than n means "full, call
@@ -28,9 +27,9 @@
  * @more is true while the batch does not end the message in progress.
  *
  * Page pieces hold no page references: they are valid until send()
- * returns.  A sink that keeps them longer (zero copy) relies on the
- * memory outliving TCP's use of it, which an invalidation does not
- * guarantee (see rsw_mr_bvecs() in internal.h).
+ * returns.  A splicing sink hands the pages to TCP, which takes its own
+ * page references, so the pages outlive an invalidation; their contents
+ * may not, which is why only Read Responses are marked @splice.
  */
 #ifndef _RDMAP_SW_TX_H
 #define _RDMAP_SW_TX_H
@@ -69,6 +68,13 @@ struct rsw_tx_fpdu {
 	u8 trailer[RSW_MPA_ALIGN - 1 + RSW_MPA_CRC_LEN];
 	u32 msg_end;			/* message offset after this FPDU */
 	bool last;			/* DDP L flag */
+	/*
+	 * Page pieces may be spliced (zero copy): a Read Response, whose
+	 * source the ULP may not reuse before the requester has the data,
+	 * which TCP can only have delivered by then.  Retransmissions
+	 * after that are duplicates the peer drops.
+	 */
+	bool splice;
 	struct rsw_tx_piece piece[RSW_TX_MAX_PIECES];
 };
 
@@ -199,7 +205,9 @@ struct rsw_tx_sock {
 	struct socket *sock;
 	u32 skip;		/* octets of the next FPDU already sent */
 	u32 skip_len;		/* its length then */
+	u64 spliced;		/* octets sent with MSG_SPLICE_PAGES */
 	struct bio_vec bv[RSW_TX_SOCK_BVECS];
+	bool zc[RSW_TX_SOCK_BVECS];	/* bv[i] may be spliced */
 };
 
 #endif /* _RDMAP_SW_TX_H */

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The socket sink of the transmit engine (contract in tx.h): each batch of
- * FPDUs becomes one bio_vec iov_iter for one sock_sendmsg() with
- * MSG_DONTWAIT, and MSG_MORE while the message continues.  TCP copies the
- * octets (no MSG_SPLICE_PAGES yet: page pieces hold no references and the
- * headers live in the engine's batch, so splicing needs page fragments and
- * a lifetime rule for registered memory first).
+ * FPDUs becomes bio_vec iov_iters for sock_sendmsg() with MSG_DONTWAIT, and
+ * MSG_MORE while the message continues.  Headers, trailers and inline data
+ * live in the engine's own (slab) memory and are copied by TCP; the page
+ * pieces of FPDUs marked splice (Read Responses) go out in runs with
+ * MSG_SPLICE_PAGES, TCP holding the pages by reference (zero copy).
  *
  * A partial send.  TCP may take part of an FPDU.  That FPDU then counts as
  * not taken, and the sink remembers how many of its octets went out
@@ -23,6 +23,7 @@
 #include <linux/socket.h>
 #include <linux/uio.h>
 #include <linux/vmalloc.h>
+#include <linux/version.h>
 
 #include "internal.h"
 
@@ -47,11 +48,26 @@ static bool rsw_tx_sock_kva(struct rsw_tx_sock *ts, unsigned int *nbv,
 
 		if (!page || *nbv == ARRAY_SIZE(ts->bv))
 			return false;
+		ts->zc[*nbv] = false;
 		bvec_set_page(&ts->bv[(*nbv)++], page, n, off);
 		kva += n;
 		len -= n;
 	}
 	return true;
+}
+
+/*
+ * Whether a page piece can go to TCP by reference: MSG_SPLICE_PAGES exists
+ * (6.5 on), and the page is one TCP may hold (not slab, referenced).
+ */
+static bool rsw_tx_sock_can_splice(const struct rsw_tx_fpdu *f,
+				   struct page *page)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0)
+	return f->splice && sendpage_ok(page);
+#else
+	return false;
+#endif
 }
 
 /* The bio_vecs of FPDU @f; its length in *@len, or false. */
@@ -72,6 +88,7 @@ static bool rsw_tx_sock_fpdu(struct rsw_tx_sock *ts, unsigned int *nbv,
 		}
 		if (*nbv == ARRAY_SIZE(ts->bv))
 			return false;
+		ts->zc[*nbv] = rsw_tx_sock_can_splice(f, p->page);
 		bvec_set_page(&ts->bv[(*nbv)++], p->page, p->len, p->off);
 	}
 	*len = f->hdr_len + f->payload_len + f->trailer_len;
@@ -91,22 +108,63 @@ static int rsw_tx_sock_taken(struct rsw_tx_sock *ts, const u32 *len,
 	return i;
 }
 
+/*
+ * Send bv[@first, @end) from octet @skip of bv[@first] in runs of equal
+ * ts->zc: spliced runs with MSG_SPLICE_PAGES, the others copied.  Octets
+ * sent (fewer when TCP is full), or a negative errno if nothing was.
+ */
+static ssize_t rsw_tx_sock_runs(struct rsw_tx_sock *ts, unsigned int first,
+				unsigned int end, size_t skip, int flags)
+{
+	ssize_t done = 0;
+	unsigned int i, j;
+	int ret;
+
+	for (i = first; i < end; i = j) {
+		struct msghdr msg = { .msg_flags = flags };
+		size_t run = 0;
+
+		for (j = i; j < end && ts->zc[j] == ts->zc[i]; j++)
+			run += ts->bv[j].bv_len;
+		run -= skip;
+		/* More follows in this batch: let TCP coalesce. */
+		if (j < end)
+			msg.msg_flags |= MSG_MORE;
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0)
+		if (ts->zc[i])
+			msg.msg_flags |= MSG_SPLICE_PAGES;
+#endif
+		iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, ts->bv + i, j - i,
+			      run + skip);
+		iov_iter_advance(&msg.msg_iter, skip);
+		skip = 0;
+		ret = sock_sendmsg(ts->sock, &msg);
+		if (ret < 0)
+			return done ? done : ret;
+		if (ts->zc[i])
+			ts->spliced += ret;
+		done += ret;
+		if (ret < run)
+			break;
+	}
+	return done;
+}
+
 static int rsw_tx_sock_send(void *ctx, const struct rsw_tx_fpdu *f,
 			    unsigned int n, bool more)
 {
 	struct rsw_tx_sock *ts = ctx;
-	struct msghdr msg = { .msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL };
+	int flags = MSG_DONTWAIT | MSG_NOSIGNAL;
 	u32 len[RSW_TX_BATCH];
-	unsigned int i, nbv = 0;
-	size_t total = 0;
-	int ret;
+	unsigned int i, first, nbv = 0;
+	size_t skip;
+	ssize_t ret;
 
 	if (more)
-		msg.msg_flags |= MSG_MORE;
+		flags |= MSG_MORE;
 	for (i = 0; i < n && i < RSW_TX_BATCH; i++) {
 		if (!rsw_tx_sock_fpdu(ts, &nbv, &f[i], &len[i]))
 			return -EFAULT;
-		total += len[i];
 	}
 	/*
 	 * The FPDU sent in part must come back the same; if its source
@@ -114,9 +172,11 @@ static int rsw_tx_sock_send(void *ctx, const struct rsw_tx_fpdu *f,
 	 */
 	if (ts->skip && ts->skip_len != len[0])
 		return -EIO;
-	iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, ts->bv, nbv, total);
-	iov_iter_advance(&msg.msg_iter, ts->skip);
-	ret = sock_sendmsg(ts->sock, &msg);
+	/* Skip what went out already: whole bio_vecs, then a part of one. */
+	skip = ts->skip;
+	for (first = 0; first < nbv && skip >= ts->bv[first].bv_len; first++)
+		skip -= ts->bv[first].bv_len;
+	ret = rsw_tx_sock_runs(ts, first, nbv, skip, flags);
 	if (ret == -EAGAIN)
 		return 0;
 	if (ret < 0)
