@@ -779,6 +779,8 @@ static int rsw_cep_start_connect(struct rsw_cep *cep,
 /*
  * Connect to @args->remote and send an MPA Request built from @args->lp;
  * the outcome comes as connect_reply.  Never blocks.  Process context.
+ * connect_reply may run before this returns; an owner that destroys the
+ * cep once connect_reply ran must not use the pointer returned here.
  */
 struct rsw_cep *rsw_cm_connect(const struct rsw_cm_args *args)
 {
@@ -802,14 +804,26 @@ struct rsw_cep *rsw_cm_connect(const struct rsw_cm_args *args)
 	ret = rsw_cep_socket(cep, args->net, args->remote);
 	if (ret)
 		goto err_put;
+	/*
+	 * From the connect on, the work item may finish the handshake and
+	 * report it, and the owner may destroy the cep in its callback
+	 * before this function returns: keep a reference of our own until
+	 * the end, and arm the timeout only while the handshake is running.
+	 */
+	kref_get(&cep->ref);
 	ret = rsw_cep_start_connect(cep, args);
-	if (ret)
+	if (ret) {
+		rsw_cep_put(cep);
 		goto err_release;
+	}
 	mutex_lock(&cep->lock);
-	rsw_cep_arm_timeout(cep);
+	if (!cep->dead && (cep->state == RSW_CEP_CONNECTING ||
+			   cep->state == RSW_CEP_AWAIT_REPLY))
+		rsw_cep_arm_timeout(cep);
 	mutex_unlock(&cep->lock);
 	rsw_cep_queue(cep);
 	rsw_cep_dbg(cep, "connecting\n");
+	rsw_cep_put(cep);
 	return cep;
 
 err_release:
