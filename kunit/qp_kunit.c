@@ -20,6 +20,7 @@
 #include <linux/slab.h>
 #include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/uverbs_ioctl.h>
 
 #include "cq.h"
 #include "env.h"
@@ -1188,6 +1189,533 @@ static void rsw_qt_process_cq_overrun(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, rsw_qt_poll(cq, &wc));
 }
 
+/* ------------------------------------------------------- user-layout QPs */
+
+/*
+ * QPs with the rings of a user QP (rsw_qp_user_layout()): the case plays
+ * the process, writing entries and ctrl.tail into the rings, and drives
+ * the kernel's take/validate code as the stream would.
+ */
+static struct ib_qp *rsw_qt_uqp(struct kunit *test, struct ib_cq *scq,
+				struct ib_cq *rcq)
+{
+	struct ib_qp_init_attr attr = rsw_qt_attr(scq, rcq);
+	struct ib_qp *qp = rsw_qt_qp_attr(test, rsw_qt.pd, &attr);
+
+	KUNIT_ASSERT_EQ(test, rsw_qp_user_layout(qp), 0);
+	KUNIT_ASSERT_NOT_NULL(test, to_rsw_qp(qp)->sq.uctrl);
+	KUNIT_ASSERT_NOT_NULL(test, to_rsw_qp(qp)->rq.uctrl);
+	return qp;
+}
+
+static struct rdmap_sw_sqe *rsw_qt_usqe(struct ib_qp *qp, u32 n)
+{
+	struct rsw_wq *sq = &to_rsw_qp(qp)->sq;
+
+	return (struct rdmap_sw_sqe *)sq->ring + (n & sq->mask);
+}
+
+static struct rdmap_sw_rqe *rsw_qt_urqe(struct ib_qp *qp, u32 n)
+{
+	struct rsw_wq *rq = &to_rsw_qp(qp)->rq;
+
+	return (struct rdmap_sw_rqe *)rq->ring + (n & rq->mask);
+}
+
+/* A valid signaled Send of @len bytes from one SGE. */
+static void rsw_qt_usend(struct rdmap_sw_sqe *e, u64 wr_id, u32 len)
+{
+	memset(e, 0, sizeof(*e));
+	e->wr_id = wr_id;
+	e->opcode = RDMAP_SW_WR_SEND;
+	e->flags = RDMAP_SW_SQE_SIGNALED;
+	e->num_sge = 1;
+	e->length = len;
+	e->sge[0].addr = 0x1000;
+	e->sge[0].length = len;
+	e->sge[0].lkey = 0x100;
+}
+
+/* The process's store of ctrl.tail (release, as the ABI asks). */
+static void rsw_qt_utail(struct rsw_wq *wq, u32 tail)
+{
+	/* Pairs with the kernel's acquire of tail (rsw_wq_user_tail()). */
+	smp_store_release(&wq->uctrl->tail, tail);
+}
+
+struct rsw_qt_usqe_case {
+	const char *name;
+	void (*mangle)(struct rdmap_sw_sqe *e);
+	enum ib_wc_status status;
+};
+
+static void rsw_qt_m_op_range(struct rdmap_sw_sqe *e)
+{
+	e->opcode = RDMAP_SW_WR_LOCAL_INV + 1;
+}
+
+static void rsw_qt_m_op_ff(struct rdmap_sw_sqe *e)
+{
+	e->opcode = 0xff;
+}
+
+static void rsw_qt_m_reg_mr(struct rdmap_sw_sqe *e)
+{
+	e->opcode = RDMAP_SW_WR_REG_MR;
+	e->num_sge = 0;
+	e->length = 0;
+	e->mr = 0xdead0000;	/* never dereferenced */
+}
+
+static void rsw_qt_m_local_inv(struct rdmap_sw_sqe *e)
+{
+	e->opcode = RDMAP_SW_WR_LOCAL_INV;
+	e->num_sge = 0;
+	e->length = 0;
+	e->inv_stag = 0x100;
+}
+
+static void rsw_qt_m_flag(struct rdmap_sw_sqe *e)
+{
+	e->flags |= 1 << 4;
+}
+
+static void rsw_qt_m_inline_read(struct rdmap_sw_sqe *e)
+{
+	e->opcode = RDMAP_SW_WR_RDMA_READ;
+	e->flags |= RDMAP_SW_SQE_INLINE;
+	e->num_sge = 0;
+	e->length = 8;
+}
+
+static void rsw_qt_m_inline_sges(struct rdmap_sw_sqe *e)
+{
+	e->flags |= RDMAP_SW_SQE_INLINE;
+	e->length = 8;		/* num_sge stays 1 */
+}
+
+static void rsw_qt_m_inline_long(struct rdmap_sw_sqe *e)
+{
+	e->flags |= RDMAP_SW_SQE_INLINE;
+	e->num_sge = 0;
+	e->length = 65;		/* max_inline is 64 */
+}
+
+static void rsw_qt_m_inline_huge(struct rdmap_sw_sqe *e)
+{
+	e->flags |= RDMAP_SW_SQE_INLINE;
+	e->num_sge = 0;
+	e->length = 0xffffffff;
+}
+
+static void rsw_qt_m_sges(struct rdmap_sw_sqe *e)
+{
+	e->num_sge = 3;		/* max_send_sge is 2 */
+	e->sge[1].length = 0;
+	e->sge[2].length = 0;
+}
+
+static void rsw_qt_m_sges_abi(struct rdmap_sw_sqe *e)
+{
+	e->num_sge = RDMAP_SW_MAX_SGE + 1;
+}
+
+static void rsw_qt_m_sges_ff(struct rdmap_sw_sqe *e)
+{
+	e->num_sge = 0xff;
+}
+
+static void rsw_qt_m_read_sges(struct rdmap_sw_sqe *e)
+{
+	e->opcode = RDMAP_SW_WR_RDMA_READ;
+	e->num_sge = 2;		/* a Read has one sink SGE */
+	e->sge[1] = e->sge[0];
+	e->length *= 2;
+}
+
+static void rsw_qt_m_len_short(struct rdmap_sw_sqe *e)
+{
+	e->length--;
+}
+
+static void rsw_qt_m_len_long(struct rdmap_sw_sqe *e)
+{
+	e->length++;
+}
+
+static void rsw_qt_m_len_wrap(struct rdmap_sw_sqe *e)
+{
+	/* 2^31 + 2^31 is 0 in 32 bits: only a 64-bit sum sees it. */
+	e->num_sge = 2;
+	e->sge[0].length = 0x80000000;
+	e->sge[1] = e->sge[0];
+	e->length = 0;
+}
+
+static void rsw_qt_m_len_max(struct rdmap_sw_sqe *e)
+{
+	e->num_sge = 2;
+	e->sge[0].length = RSW_MAX_MSG_SIZE;
+	e->sge[1].length = 1;
+	e->sge[1].lkey = 0x100;
+	e->length = RSW_MAX_MSG_SIZE + 1;
+}
+
+static const struct rsw_qt_usqe_case rsw_qt_usqe_cases[] = {
+	{ "opcode past the table", rsw_qt_m_op_range, IB_WC_LOC_QP_OP_ERR },
+	{ "opcode 0xff", rsw_qt_m_op_ff, IB_WC_LOC_QP_OP_ERR },
+	{ "REG_MR", rsw_qt_m_reg_mr, IB_WC_LOC_QP_OP_ERR },
+	{ "LOCAL_INV", rsw_qt_m_local_inv, IB_WC_LOC_QP_OP_ERR },
+	{ "unknown flag", rsw_qt_m_flag, IB_WC_LOC_QP_OP_ERR },
+	{ "inline Read", rsw_qt_m_inline_read, IB_WC_LOC_QP_OP_ERR },
+	{ "inline with SGEs", rsw_qt_m_inline_sges, IB_WC_LOC_QP_OP_ERR },
+	{ "inline over max_inline", rsw_qt_m_inline_long, IB_WC_LOC_LEN_ERR },
+	{ "inline 4 GiB", rsw_qt_m_inline_huge, IB_WC_LOC_LEN_ERR },
+	{ "num_sge over max_sge", rsw_qt_m_sges, IB_WC_LOC_QP_OP_ERR },
+	{ "num_sge over the ABI's", rsw_qt_m_sges_abi, IB_WC_LOC_QP_OP_ERR },
+	{ "num_sge 0xff", rsw_qt_m_sges_ff, IB_WC_LOC_QP_OP_ERR },
+	{ "Read with two SGEs", rsw_qt_m_read_sges, IB_WC_LOC_QP_OP_ERR },
+	{ "length below the SGE sum", rsw_qt_m_len_short, IB_WC_LOC_LEN_ERR },
+	{ "length above the SGE sum", rsw_qt_m_len_long, IB_WC_LOC_LEN_ERR },
+	{ "SGE sum wraps 32 bits", rsw_qt_m_len_wrap, IB_WC_LOC_LEN_ERR },
+	{ "SGE sum over the maximum", rsw_qt_m_len_max, IB_WC_LOC_LEN_ERR },
+};
+
+KUNIT_ARRAY_PARAM_DESC(rsw_qt_usqe, rsw_qt_usqe_cases, name);
+
+/*
+ * A user SQ holds a good Send, a bad entry and another good Send, and a
+ * second user QP one good Send.  The first is taken, the bad one is
+ * refused: the QP goes to ERROR, the third is flushed, and the CQ shows
+ * all three in order once the first completes.  The other QP is untouched.
+ */
+static void rsw_qt_user_sqe_bad(struct kunit *test)
+{
+	const struct rsw_qt_usqe_case *c = test->param_value;
+	struct ib_cq *scq = rsw_qt_cq(test, 16), *rcq = rsw_qt_cq(test, 16);
+	struct ib_cq *oscq = rsw_qt_cq(test, 16), *orcq = rsw_qt_cq(test, 16);
+	struct ib_qp *qp = rsw_qt_uqp(test, scq, rcq);
+	struct ib_qp *other = rsw_qt_uqp(test, oscq, orcq);
+	struct rsw_qp *q = to_rsw_qp(qp), *o = to_rsw_qp(other);
+	struct rdmap_sw_sqe *sqe;
+	struct ib_wc wc;
+	u32 idx, oidx;
+
+	sqe = kunit_kzalloc(test, sizeof(*sqe), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, sqe);
+	rsw_qt_usend(rsw_qt_usqe(qp, 0), 1, 100);
+	rsw_qt_usend(rsw_qt_usqe(qp, 1), 2, 100);
+	c->mangle(rsw_qt_usqe(qp, 1));
+	rsw_qt_usend(rsw_qt_usqe(qp, 2), 3, 100);
+	rsw_qt_utail(&q->sq, 3);
+	rsw_qt_usend(rsw_qt_usqe(other, 0), 7, 10);
+	rsw_qt_utail(&o->sq, 1);
+
+	KUNIT_ASSERT_EQ(test, rsw_qp_sq_take(q, sqe, &idx), RSW_SQ_WIRE);
+	KUNIT_EXPECT_EQ(test, sqe->wr_id, 1ULL);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(q->sq.uctrl->busy), 1U);
+	KUNIT_EXPECT_EQ(test, rsw_qp_sq_take(q, sqe, &oidx), RSW_SQ_EMPTY);
+	KUNIT_EXPECT_EQ(test, rsw_qt_state(test, qp), IB_QPS_ERR);
+	/* In ERROR nothing drains the SQ: the process must ring. */
+	KUNIT_EXPECT_EQ(test, READ_ONCE(q->sq.uctrl->busy), 0U);
+	KUNIT_EXPECT_EQ(test, rsw_qp_sq_take(q, sqe, &oidx), RSW_SQ_EMPTY);
+	/* Completions wait for the taken first entry. */
+	KUNIT_EXPECT_FALSE(test, rsw_qt_poll(scq, &wc));
+	KUNIT_EXPECT_EQ(test, READ_ONCE(q->sq.uctrl->head), 0U);
+
+	rsw_qp_sq_complete(q, idx, RDMAP_SW_WC_SUCCESS, 100);
+	KUNIT_ASSERT_TRUE(test, rsw_qt_poll(scq, &wc));
+	KUNIT_EXPECT_EQ(test, wc.wr_id, 1ULL);
+	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_SUCCESS);
+	KUNIT_ASSERT_TRUE(test, rsw_qt_poll(scq, &wc));
+	KUNIT_EXPECT_EQ(test, wc.wr_id, 2ULL);
+	KUNIT_EXPECT_EQ(test, wc.status, c->status);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, 0U);
+	KUNIT_ASSERT_TRUE(test, rsw_qt_poll(scq, &wc));
+	KUNIT_EXPECT_EQ(test, wc.wr_id, 3ULL);
+	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_WR_FLUSH_ERR);
+	KUNIT_EXPECT_EQ(test, wc.opcode, IB_WC_SEND);
+	KUNIT_EXPECT_FALSE(test, rsw_qt_poll(scq, &wc));
+	KUNIT_EXPECT_FALSE(test, rsw_qt_poll(rcq, &wc));
+	KUNIT_EXPECT_EQ(test, READ_ONCE(q->sq.uctrl->head), 3U);
+
+	/* The other QP is as it was. */
+	KUNIT_EXPECT_EQ(test, rsw_qt_state(test, other), IB_QPS_RESET);
+	KUNIT_EXPECT_FALSE(test, rsw_qt_poll(oscq, &wc));
+	KUNIT_ASSERT_EQ(test, rsw_qp_sq_take(o, sqe, &oidx), RSW_SQ_WIRE);
+	KUNIT_EXPECT_EQ(test, sqe->wr_id, 7ULL);
+	KUNIT_EXPECT_EQ(test, sqe->length, 10U);
+	rsw_qp_sq_complete(o, oidx, RDMAP_SW_WC_SUCCESS, 10);
+	KUNIT_ASSERT_TRUE(test, rsw_qt_poll(oscq, &wc));
+	KUNIT_EXPECT_EQ(test, wc.wr_id, 7ULL);
+	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_PTR_EQ(test, wc.qp, other);
+	KUNIT_EXPECT_EQ(test, rsw_qt_state(test, other), IB_QPS_RESET);
+}
+
+struct rsw_qt_urqe_case {
+	const char *name;
+	u8 num_sge;
+	u32 len0;
+	u32 length;
+	enum ib_wc_status status;
+};
+
+static const struct rsw_qt_urqe_case rsw_qt_urqe_cases[] = {
+	{ "num_sge over max_sge", 3, 10, 10, IB_WC_LOC_QP_OP_ERR },
+	{ "num_sge 0xff", 0xff, 10, 10, IB_WC_LOC_QP_OP_ERR },
+	{ "length below the SGE sum", 1, 10, 9, IB_WC_LOC_LEN_ERR },
+	{ "length above the SGE sum", 1, 10, 11, IB_WC_LOC_LEN_ERR },
+	{ "SGE sum over the maximum", 1, RSW_MAX_MSG_SIZE + 1,
+	  RSW_MAX_MSG_SIZE + 1, IB_WC_LOC_LEN_ERR },
+};
+
+KUNIT_ARRAY_PARAM_DESC(rsw_qt_urqe, rsw_qt_urqe_cases, name);
+
+/* A bad receive entry is refused at take time the same way. */
+static void rsw_qt_user_rqe_bad(struct kunit *test)
+{
+	const struct rsw_qt_urqe_case *c = test->param_value;
+	struct ib_cq *scq = rsw_qt_cq(test, 16), *rcq = rsw_qt_cq(test, 16);
+	struct ib_qp *qp = rsw_qt_uqp(test, scq, rcq);
+	struct rsw_qp *q = to_rsw_qp(qp);
+	struct rdmap_sw_rqe *rqe, *e;
+	struct ib_wc wc;
+	u32 idx;
+
+	rqe = kunit_kzalloc(test, sizeof(*rqe), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, rqe);
+	e = rsw_qt_urqe(qp, 0);
+	e->wr_id = 40;
+	e->num_sge = 1;
+	e->length = 10;
+	e->sge[0].length = 10;
+	e->sge[0].lkey = 0x100;
+	e = rsw_qt_urqe(qp, 1);
+	e->wr_id = 41;
+	e->num_sge = c->num_sge;
+	e->length = c->length;
+	e->sge[0].length = c->len0;
+	e->sge[0].lkey = 0x100;
+	rsw_qt_utail(&q->rq, 2);
+
+	KUNIT_ASSERT_TRUE(test, rsw_qp_rq_take(q, rqe, &idx));
+	KUNIT_EXPECT_EQ(test, rqe->wr_id, 40ULL);
+	KUNIT_EXPECT_EQ(test, rqe->length, 10U);
+	KUNIT_EXPECT_FALSE(test, rsw_qp_rq_take(q, rqe, &idx));
+	KUNIT_EXPECT_EQ(test, rsw_qt_state(test, qp), IB_QPS_ERR);
+	KUNIT_EXPECT_FALSE(test, rsw_qt_poll(rcq, &wc));
+	rsw_qp_rq_complete(q, idx, &(struct rsw_rq_result) {
+			   .status = RDMAP_SW_WC_WR_FLUSH_ERR });
+	KUNIT_ASSERT_TRUE(test, rsw_qt_poll(rcq, &wc));
+	KUNIT_EXPECT_EQ(test, wc.wr_id, 40ULL);
+	KUNIT_ASSERT_TRUE(test, rsw_qt_poll(rcq, &wc));
+	KUNIT_EXPECT_EQ(test, wc.wr_id, 41ULL);
+	KUNIT_EXPECT_EQ(test, wc.status, c->status);
+	KUNIT_EXPECT_EQ(test, wc.opcode, IB_WC_RECV);
+	KUNIT_EXPECT_FALSE(test, rsw_qt_poll(rcq, &wc));
+	KUNIT_EXPECT_FALSE(test, rsw_qt_poll(scq, &wc));
+	KUNIT_EXPECT_EQ(test, READ_ONCE(q->rq.uctrl->head), 2U);
+}
+
+/*
+ * A user QP's rings are mapped through its process's context: udata with
+ * no context behind it (no process) is refused before anything is
+ * allocated.  The mapped path itself runs in scripts/tests/verbs.sh.
+ */
+static void rsw_qt_user_no_context(struct kunit *test)
+{
+	struct ib_cq *cq = rsw_qt_cq(test, 16);
+	struct ib_qp_init_attr attr = rsw_qt_attr(cq, cq);
+	struct ib_device *ibdev = rsw_qt.ibdev;
+	struct uverbs_attr_bundle *bundle;
+	struct ib_qp *ibqp;
+
+	bundle = kunit_kzalloc(test, sizeof(*bundle), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, bundle);
+	ibqp = rdma_zalloc_drv_obj(ibdev, ib_qp);
+	KUNIT_ASSERT_NOT_NULL(test, ibqp);
+	ibqp->device = ibdev;
+	ibqp->pd = rsw_qt.pd;
+	KUNIT_EXPECT_EQ(test, ibdev->ops.create_qp(ibqp, &attr,
+						   &bundle->driver_udata),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, ibqp->qp_num, 0U);
+	kfree(ibqp);
+}
+
+/*
+ * ctrl.tail: exactly size entries ahead of head is a full ring and fine;
+ * one more, or a tail moved back behind entries already seen, moves the
+ * QP to ERROR and nothing is taken or completed from the bad range.
+ */
+static void rsw_qt_user_tail_bound(struct kunit *test)
+{
+	struct ib_cq *scq = rsw_qt_cq(test, 64), *rcq = rsw_qt_cq(test, 64);
+	struct ib_qp *qp = rsw_qt_uqp(test, scq, rcq);
+	struct ib_qp *qp2 = rsw_qt_uqp(test, scq, rcq);
+	struct ib_qp *qp3 = rsw_qt_uqp(test, scq, rcq);
+	struct rsw_qp *q = to_rsw_qp(qp), *q2 = to_rsw_qp(qp2);
+	struct rsw_qp *q3 = to_rsw_qp(qp3);
+	u32 size = q->sq.size, i, idx;
+	struct rdmap_sw_sqe *sqe;
+	struct ib_wc wc;
+
+	sqe = kunit_kzalloc(test, sizeof(*sqe), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, sqe);
+	/* A full ring is taken whole. */
+	for (i = 0; i < size; i++)
+		rsw_qt_usend(rsw_qt_usqe(qp, i), i, 8);
+	rsw_qt_utail(&q->sq, size);
+	for (i = 0; i < size; i++) {
+		KUNIT_ASSERT_EQ(test, rsw_qp_sq_take(q, sqe, &idx),
+				RSW_SQ_WIRE);
+		KUNIT_EXPECT_EQ(test, sqe->wr_id, (u64)i);
+	}
+	KUNIT_EXPECT_EQ(test, rsw_qp_sq_take(q, sqe, &idx), RSW_SQ_EMPTY);
+	KUNIT_EXPECT_EQ(test, rsw_qt_state(test, qp), IB_QPS_RESET);
+	/* Retire one: one more slot is free, two are not. */
+	rsw_qp_sq_complete(q, 0, RDMAP_SW_WC_SUCCESS, 8);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(q->sq.uctrl->head), 1U);
+	rsw_qt_usend(rsw_qt_usqe(qp, size), 99, 8);
+	rsw_qt_usend(rsw_qt_usqe(qp, size + 1), 100, 8);
+	rsw_qt_utail(&q->sq, size + 2);
+	KUNIT_EXPECT_EQ(test, rsw_qp_sq_take(q, sqe, &idx), RSW_SQ_EMPTY);
+	KUNIT_EXPECT_EQ(test, rsw_qt_state(test, qp), IB_QPS_ERR);
+	/* The taken ones complete; nothing behind the bad tail does. */
+	for (i = 1; i < size; i++)
+		rsw_qp_sq_complete(q, i, RDMAP_SW_WC_SUCCESS, 8);
+	for (i = 0; i < size; i++) {
+		KUNIT_ASSERT_TRUE(test, rsw_qt_poll(scq, &wc));
+		KUNIT_EXPECT_EQ(test, wc.wr_id, (u64)i);
+		KUNIT_EXPECT_EQ(test, wc.status, IB_WC_SUCCESS);
+	}
+	KUNIT_EXPECT_FALSE(test, rsw_qt_poll(scq, &wc));
+	KUNIT_EXPECT_EQ(test, READ_ONCE(q->sq.uctrl->head), size);
+
+	/* A tail moved back behind what was seen. */
+	rsw_qt_usend(rsw_qt_usqe(qp2, 0), 1, 8);
+	rsw_qt_usend(rsw_qt_usqe(qp2, 1), 2, 8);
+	rsw_qt_utail(&q2->sq, 2);
+	KUNIT_ASSERT_EQ(test, rsw_qp_sq_take(q2, sqe, &idx), RSW_SQ_WIRE);
+	KUNIT_ASSERT_EQ(test, rsw_qp_sq_take(q2, sqe, &idx), RSW_SQ_WIRE);
+	rsw_qt_utail(&q2->sq, 1);
+	KUNIT_EXPECT_EQ(test, rsw_qp_sq_take(q2, sqe, &idx), RSW_SQ_EMPTY);
+	KUNIT_EXPECT_EQ(test, rsw_qt_state(test, qp2), IB_QPS_ERR);
+	rsw_qp_sq_complete(q2, 0, RDMAP_SW_WC_SUCCESS, 8);
+	rsw_qp_sq_complete(q2, 1, RDMAP_SW_WC_SUCCESS, 8);
+	KUNIT_EXPECT_TRUE(test, rsw_qt_poll(scq, &wc));
+	KUNIT_EXPECT_TRUE(test, rsw_qt_poll(scq, &wc));
+	KUNIT_EXPECT_FALSE(test, rsw_qt_poll(scq, &wc));
+
+	/* A tail far ahead on an RQ: nothing taken, nothing completed. */
+	rsw_qt_utail(&q3->rq, 0x80000000);
+	KUNIT_EXPECT_FALSE(test, rsw_qp_rq_take(q3, (void *)sqe, &idx));
+	KUNIT_EXPECT_EQ(test, rsw_qt_state(test, qp3), IB_QPS_ERR);
+	KUNIT_EXPECT_FALSE(test, rsw_qt_poll(rcq, &wc));
+	KUNIT_EXPECT_FALSE(test, rsw_qt_poll(scq, &wc));
+}
+
+/*
+ * Valid user entries: the copy is what the process wrote, the shadow
+ * gives the completion its wr_id and opcode, unsignaled ones complete
+ * silently but free their slots, and the doorbell flag follows the ABI.
+ */
+static void rsw_qt_user_good(struct kunit *test)
+{
+	struct ib_cq *scq = rsw_qt_cq(test, 16), *rcq = rsw_qt_cq(test, 16);
+	struct ib_qp *qp = rsw_qt_uqp(test, scq, rcq);
+	struct rsw_qp *q = to_rsw_qp(qp);
+	struct ib_send_wr wr = { .opcode = IB_WR_SEND };
+	struct ib_recv_wr rwr = {};
+	struct rdmap_sw_sqe *sqe, *e;
+	struct ib_wc wc;
+	u32 idx;
+
+	sqe = kunit_kzalloc(test, sizeof(*sqe), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, sqe);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(q->sq.uctrl->busy), 0U);
+	/* Work requests are the process's to write: the verbs refuse them. */
+	KUNIT_EXPECT_EQ(test, ib_post_send(qp, &wr, NULL), -EINVAL);
+	KUNIT_EXPECT_EQ(test, ib_post_recv(qp, &rwr, NULL), -EINVAL);
+
+	e = rsw_qt_usqe(qp, 0);
+	memset(e, 0, sizeof(*e));
+	e->wr_id = 10;
+	e->opcode = RDMAP_SW_WR_RDMA_WRITE;
+	e->flags = RDMAP_SW_SQE_INLINE | RDMAP_SW_SQE_FENCE;
+	e->length = 64;
+	memset(e->inline_data, 0xab, 64);
+	e->rstag = 0x1234;
+	e->raddr = 0x5000;
+	rsw_qt_usend(rsw_qt_usqe(qp, 1), 11, 30);
+	rsw_qt_usqe(qp, 1)->flags = RDMAP_SW_SQE_SOLICITED;
+	rsw_qt_utail(&q->sq, 2);
+	/* The doorbell on an idle QP: nothing to kick, no error. */
+	KUNIT_EXPECT_EQ(test, ib_post_send(qp, NULL, NULL), 0);
+
+	KUNIT_ASSERT_EQ(test, rsw_qp_sq_take(q, sqe, &idx), RSW_SQ_WIRE);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(q->sq.uctrl->busy), 1U);
+	/* The process rewriting the ring now does not change the copy. */
+	e->length = 0;
+	KUNIT_EXPECT_EQ(test, sqe->length, 64U);
+	KUNIT_EXPECT_EQ(test, sqe->inline_data[63], 0xab);
+	KUNIT_EXPECT_EQ(test, sqe->raddr, 0x5000ULL);
+	rsw_qp_sq_complete(q, idx, RDMAP_SW_WC_SUCCESS, 64);
+	KUNIT_ASSERT_EQ(test, rsw_qp_sq_take(q, sqe, &idx), RSW_SQ_WIRE);
+	KUNIT_EXPECT_EQ(test, sqe->wr_id, 11ULL);
+	rsw_qp_sq_complete(q, idx, RDMAP_SW_WC_SUCCESS, 30);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(q->sq.uctrl->head), 2U);
+	/* Found empty: busy drops. */
+	KUNIT_EXPECT_EQ(test, rsw_qp_sq_take(q, sqe, &idx), RSW_SQ_EMPTY);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(q->sq.uctrl->busy), 0U);
+	/* Neither was signaled: no completion, but their slots are free. */
+	KUNIT_EXPECT_FALSE(test, rsw_qt_poll(scq, &wc));
+
+	rsw_qt_usend(rsw_qt_usqe(qp, 2), 12, 5);
+	rsw_qt_utail(&q->sq, 3);
+	KUNIT_ASSERT_EQ(test, rsw_qp_sq_take(q, sqe, &idx), RSW_SQ_WIRE);
+	rsw_qp_sq_complete(q, idx, RDMAP_SW_WC_SUCCESS, 5);
+	KUNIT_ASSERT_TRUE(test, rsw_qt_poll(scq, &wc));
+	KUNIT_EXPECT_EQ(test, wc.wr_id, 12ULL);
+	KUNIT_EXPECT_EQ(test, wc.opcode, IB_WC_SEND);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, 5U);
+	KUNIT_EXPECT_PTR_EQ(test, wc.qp, qp);
+
+	/*
+	 * In ERROR the doorbell flushes what the process posts (nothing
+	 * else would); receives too, on the RQ's.
+	 */
+	KUNIT_ASSERT_EQ(test, rsw_qt_modify(qp, IB_QPS_ERR), 0);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(q->sq.uctrl->busy), 0U);
+	rsw_qt_usend(rsw_qt_usqe(qp, 3), 13, 5);
+	rsw_qt_usqe(qp, 3)->opcode = RDMAP_SW_WR_RDMA_READ;
+	rsw_qt_utail(&q->sq, 4);
+	KUNIT_EXPECT_EQ(test, ib_post_send(qp, NULL, NULL), 0);
+	KUNIT_ASSERT_TRUE(test, rsw_qt_poll(scq, &wc));
+	KUNIT_EXPECT_EQ(test, wc.wr_id, 13ULL);
+	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_WR_FLUSH_ERR);
+	KUNIT_EXPECT_EQ(test, wc.opcode, IB_WC_RDMA_READ);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(q->sq.uctrl->head), 4U);
+	rsw_qt_urqe(qp, 0)->wr_id = 50;
+	rsw_qt_utail(&q->rq, 1);
+	KUNIT_EXPECT_EQ(test, ib_post_recv(qp, NULL, NULL), 0);
+	KUNIT_ASSERT_TRUE(test, rsw_qt_poll(rcq, &wc));
+	KUNIT_EXPECT_EQ(test, wc.wr_id, 50ULL);
+	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_WR_FLUSH_ERR);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(q->rq.uctrl->head), 1U);
+
+	/* Reset keeps the process's indices running. */
+	KUNIT_ASSERT_EQ(test, rsw_qt_modify(qp, IB_QPS_RESET), 0);
+	rsw_qt_usend(rsw_qt_usqe(qp, 4), 14, 5);
+	rsw_qt_utail(&q->sq, 5);
+	KUNIT_ASSERT_EQ(test, rsw_qp_sq_take(q, sqe, &idx), RSW_SQ_WIRE);
+	KUNIT_EXPECT_EQ(test, idx, 4U);
+	KUNIT_EXPECT_EQ(test, sqe->wr_id, 14ULL);
+	rsw_qp_sq_complete(q, idx, RDMAP_SW_WC_SUCCESS, 5);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(q->sq.uctrl->head), 5U);
+}
+
 static struct kunit_case rsw_qp_cases[] = {
 	KUNIT_CASE_PARAM(rsw_qt_create_caps, rsw_qt_create_gen_params),
 	KUNIT_CASE_PARAM(rsw_qt_transition, rsw_qt_trans_gen),
@@ -1209,6 +1737,11 @@ static struct kunit_case rsw_qp_cases[] = {
 	KUNIT_CASE(rsw_qt_process_reg_other_pd),
 	KUNIT_CASE(rsw_qt_process_order),
 	KUNIT_CASE(rsw_qt_process_cq_overrun),
+	KUNIT_CASE_PARAM(rsw_qt_user_sqe_bad, rsw_qt_usqe_gen_params),
+	KUNIT_CASE_PARAM(rsw_qt_user_rqe_bad, rsw_qt_urqe_gen_params),
+	KUNIT_CASE(rsw_qt_user_tail_bound),
+	KUNIT_CASE(rsw_qt_user_no_context),
+	KUNIT_CASE(rsw_qt_user_good),
 	{}
 };
 

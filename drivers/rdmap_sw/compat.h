@@ -13,7 +13,8 @@
  *    dellink requiring IBK_ALLOW_USER_UNREG in attrs.kernel_cap_flags;
  *  - ib_device_set_netdev() (ib_core holds its own tracked netdev reference
  *    and answers get_netdev from it) and netdev_hold()/netdev_put();
- *  - ib_device->uverbs_cmd_mask is filled by ib_core; drivers set nothing;
+ *  - ib_device->uverbs_cmd_mask is filled by ib_alloc_device() with every
+ *    write command but the fast-path ones, which a driver opts into;
  *  - the device, port, GID, P_Key, PD and ucontext ops used by verbs.c;
  *  - <kunit/visibility.h> and EXPORT_SYMBOL_IF_KUNIT().
  * Known differences not used yet (add helpers here when they are):
@@ -33,10 +34,18 @@
 /*
  * Register a software device: no DMA-capable parent, so ib_core stashes
  * kernel virtual addresses in ib_sge/scatterlist DMA addresses.
+ *
+ * uverbs builds its command table at registration.  The user QP doorbell
+ * (user ABI) is a post_send command with no work request, so that write
+ * command must be enabled; post_recv too (an empty one flushes what the
+ * process posted to a QP in ERROR).  poll_cq and req_notify_cq stay off:
+ * the process does both on the mapped ring.
  */
 static inline int rsw_register_sw_device(struct ib_device *ibdev,
 					 const char *name)
 {
+	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
+				  BIT_ULL(IB_USER_VERBS_CMD_POST_RECV);
 	return ib_register_device(ibdev, name, NULL);
 }
 

@@ -1,7 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Completion queues: the ring of include/uapi/rdma/rdmap_sw-abi.h, filled
- * by the QP code through rsw_cq_push() and drained by poll_cq.
+ * by the QP code through rsw_cq_push() and drained by poll_cq (kernel
+ * CQs) or by the process the ring is mapped into (user CQs).
+ *
+ * User CQs.  create_cq with udata maps the whole buffer (umap.c) and
+ * answers struct rdmap_sw_uresp_create_cq.  The producer side is the same
+ * for both kinds; from the ring it reads only ctrl.cons (for "full") and
+ * ctrl.notify, and whatever the process writes there can at worst drop
+ * entries (overrun) or cost an event.  The process arms by raising
+ * ctrl.notify itself, without a system call; req_notify_cq (uverbs'
+ * command) does the same and nothing in the kernel relies on it being
+ * called.  A satisfied arm queues notify_work, which calls the CQ's
+ * comp_handler (uverbs' for a user CQ: the process's completion channel).
+ * poll_cq refuses user CQs, and rsw_cq_discard_qp() leaves them alone: the
+ * process names QPs by qp_num.
  *
  * Notification context.  A producer never calls a ULP callback: when an
  * entry satisfies the arm word (or the ring overran) it sets a bit in
@@ -33,6 +46,7 @@
 #include <linux/mm.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
+#include <rdma/uverbs_ioctl.h>
 
 #include "cq.h"
 #include "internal.h"
@@ -118,10 +132,15 @@ EXPORT_SYMBOL_IF_KUNIT(rsw_cq_reset);
  * The ring is one zeroed, page-aligned vmalloc_user() buffer so that it can
  * be mapped into a process as it is.
  */
+static size_t rsw_cq_ring_len(u32 size)
+{
+	return PAGE_ALIGN(sizeof(struct rdmap_sw_cq_ctrl) +
+			  (size_t)size * sizeof(struct rdmap_sw_cqe));
+}
+
 static int rsw_cq_alloc_ring(struct rsw_cq *cq, u32 size)
 {
-	size_t len = sizeof(*cq->ctrl) + (size_t)size * sizeof(*cq->cqe);
-	void *buf = vmalloc_user(len);
+	void *buf = vmalloc_user(rsw_cq_ring_len(size));
 
 	if (!buf)
 		return -ENOMEM;
@@ -179,18 +198,58 @@ static int rsw_cq_check_attr(struct ib_device *ibdev,
 	return 0;
 }
 
+/*
+ * A user CQ: publish the ring to the process and tell it where it is.  On
+ * success the mapping owns the ring; on failure the caller still does.
+ */
+static int rsw_cq_map(struct rsw_cq *cq, struct ib_udata *udata,
+		      struct ib_ucontext *uctx)
+{
+	struct rdmap_sw_uresp_create_cq resp = {
+		.mmap_len = rsw_cq_ring_len(cq->size),
+		.size = cq->size,
+	};
+	struct rsw_umap *um;
+	int ret;
+
+	um = rsw_umap_insert(uctx, cq->ctrl, resp.mmap_len, &resp.mmap_offset);
+	if (IS_ERR(um))
+		return PTR_ERR(um);
+	/* An older provider may pass a shorter response buffer. */
+	ret = ib_copy_to_udata(udata, &resp, min(udata->outlen, sizeof(resp)));
+	if (ret) {
+		/* The entry owns the ring now and frees it. */
+		rsw_umap_remove(um);
+		cq->ctrl = NULL;
+		cq->cqe = NULL;
+		return ret;
+	}
+	cq->umap = um;
+	return 0;
+}
+
 /* ops.create_cq.  Process context, may sleep. */
 static int rsw_create_cq(struct ib_cq *ibcq,
 			 const struct ib_cq_init_attr *attr,
 			 struct rsw_uarg *uarg)
 {
+	struct ib_udata *udata = rsw_uarg_udata(uarg);
 	struct rsw_cq *cq = to_rsw_cq(ibcq);
 	struct rsw_device *rsw = to_rsw_dev(ibcq->device);
+	struct rsw_ucontext *uctx = NULL;
 	int ret;
 
-	/* A ring mapped into the process: not yet. */
-	if (rsw_uarg_udata(uarg))
-		return -EOPNOTSUPP;
+	if (udata) {
+		/* A ring for a process needs its context to map it. */
+		uctx = rdma_udata_to_drv_context(udata, struct rsw_ucontext,
+						 base);
+		if (!uctx)
+			return -EINVAL;
+		/* No request data is defined: unknown input must be 0. */
+		if (udata->inlen &&
+		    !ib_is_udata_cleared(udata, 0, udata->inlen))
+			return -EINVAL;
+	}
 	ret = rsw_cq_check_attr(ibcq->device, attr);
 	if (ret)
 		return ret;
@@ -212,8 +271,15 @@ static int rsw_create_cq(struct ib_cq *ibcq,
 	INIT_WORK(&cq->notify_work, rsw_cq_notify_work);
 	rsw_cq_reset(cq, 0);
 	ibcq->cqe = cq->size;
+	if (udata) {
+		ret = rsw_cq_map(cq, udata, &uctx->base);
+		if (ret)
+			goto err_free_qp;
+	}
 	return 0;
 
+err_free_qp:
+	kvfree(cq->qp);
 err_free_ring:
 	vfree(cq->ctrl);
 err_uncount:
@@ -243,7 +309,10 @@ static void rsw_post_destroy_cq(struct ib_cq *ibcq)
 	struct rsw_cq *cq = to_rsw_cq(ibcq);
 
 	kvfree(cq->qp);
-	vfree(cq->ctrl);
+	if (cq->umap)
+		rsw_umap_remove(cq->umap);	/* frees the ring when unused */
+	else
+		vfree(cq->ctrl);
 	atomic_dec(&to_rsw_dev(ibcq->device)->num_cq);
 }
 
@@ -340,6 +409,9 @@ void rsw_cq_discard_qp(struct rsw_cq *cq, struct ib_qp *qp)
 	unsigned long flags;
 	u32 n, end;
 
+	/* The process polls a user CQ and never sees ib_qp pointers. */
+	if (cq->umap)
+		return;
 	spin_lock_irqsave(&cq->cons_lock, flags);
 	/* Entries before end are published and stay put until polled. */
 	end = smp_load_acquire(&cq->ctrl->prod);
@@ -378,6 +450,9 @@ static int rsw_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 	int polled = 0;
 	u32 n;
 
+	/* The process is a user CQ's only consumer (uverbs' poll_cq too). */
+	if (cq->umap)
+		return -EINVAL;
 	spin_lock_irqsave(&cq->cons_lock, flags);
 	for (n = cq->cons; polled < num_entries; n++) {
 		const struct rdmap_sw_cqe *cqe = &cq->cqe[n & cq->mask];

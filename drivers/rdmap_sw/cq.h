@@ -2,8 +2,8 @@
 /*
  * Completion queue object.  The ring itself (control block and entries) is
  * the user ABI's struct rdmap_sw_cq_ctrl / struct rdmap_sw_cqe, laid out as
- * include/uapi/rdma/rdmap_sw-abi.h describes, so the same buffer can later
- * be mapped into a process; everything else here is kernel-private.
+ * include/uapi/rdma/rdmap_sw-abi.h describes; a user CQ's buffer is mapped
+ * into the process as it is.  Everything else here is kernel-private.
  *
  * Locks: prod_lock serialises producers (rsw_cq_push, any context, taken
  * irqsave) and guards dead and the scheduling of notify_work; cons_lock
@@ -39,6 +39,11 @@ struct rsw_cq {
 	/* Private copies, never read back from the ring. */
 	u32 size;
 	u32 mask;
+	/*
+	 * User CQs: the ring's mapping (umap.c), which owns the buffer; the
+	 * process is the only consumer (poll_cq refuses).  NULL otherwise.
+	 */
+	struct rsw_umap *umap;
 
 	spinlock_t prod_lock;	/* prod, dead, overruns; queueing work */
 	u32 prod;		/* next index to fill */

@@ -53,6 +53,25 @@ enum ib_port_state rsw_port_state(struct rsw_device *rsw);
 __be64 rsw_guid_from_mac(const u8 *mac);
 
 /*
+ * umap.c - rings mapped into a process (lifetime at the top of umap.c).
+ * Process context, may sleep.
+ */
+struct rsw_umap;
+/*
+ * Publish @buf (vmalloc_user(), @len page aligned) to @uctx's mmap
+ * offsets: *@offset is what the process passes to mmap().  On success the
+ * entry owns @buf (freed once no mapping uses it); on failure the caller
+ * still does.
+ */
+struct rsw_umap *rsw_umap_insert(struct ib_ucontext *uctx, void *buf,
+				 size_t len, u64 *offset);
+/* The owner is destroyed: no new mmap(); @buf goes with the entry. */
+void rsw_umap_remove(struct rsw_umap *um);
+/* ops.mmap and ops.mmap_free (in rsw_verbs_ops). */
+int rsw_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);
+void rsw_mmap_free(struct rdma_user_mmap_entry *e);
+
+/*
  * mpa.c - MPA connection setup (RFC 5044 7.1, RFC 6581) without sockets:
  * frame descriptions, builder, incremental parser, negotiation; types and
  * the exchange's sequence in mpa.h.  Pure functions: no allocation, no
@@ -306,6 +325,9 @@ void rsw_qp_sq_complete(struct rsw_qp *qp, u32 idx, u8 status, u32 byte_len);
  * *@rqe, ticket *@idx); false if none is posted (RFC 5040: the stream then
  * gets a Terminate) or the QP is in ERROR.  Finish it with
  * rsw_qp_rq_complete(); same ordering and error rules as the SQ.
+ * On a user QP both takes read the process's ring and validate the copy
+ * first: a bad entry or ring index completes with an error, moves the QP
+ * to ERROR and the take reports nothing (RSW_SQ_EMPTY / false).
  */
 bool rsw_qp_rq_take(struct rsw_qp *qp, struct rdmap_sw_rqe *rqe, u32 *idx);
 void rsw_qp_rq_complete(struct rsw_qp *qp, u32 idx,
@@ -317,6 +339,14 @@ void rsw_qp_rq_complete(struct rsw_qp *qp, u32 idx,
 int rsw_qp_transition(enum rsw_qp_state from, enum ib_qp_state to,
 		      enum rsw_qp_state *next);
 const char *rsw_qp_state_name(enum rsw_qp_state s);
+#if IS_ENABLED(CONFIG_KUNIT)
+/*
+ * Turn a fresh kernel QP (nothing posted, no stream) into one with user
+ * QP rings, unmapped: the test writes entries and ctrl.tail as a process
+ * would and drives the same take/validate code.  Process context.
+ */
+int rsw_qp_user_layout(struct ib_qp *ibqp);
+#endif
 
 /*
  * tx.c - the transmit engine of one stream in full operation: send WQEs,

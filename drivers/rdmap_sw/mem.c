@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * STags and memory regions for kernel consumers: the DMA MR, fast
- * registration (alloc_mr, map_mr_sg, IB_WR_REG_MR), local and remote
+ * STags and memory regions: the DMA MR, fast registration (alloc_mr,
+ * map_mr_sg, IB_WR_REG_MR), user MRs over pinned process memory
+ * (reg_user_mr, walked like a fast-registered page list), local and remote
  * invalidation, the access check of every remote or local access, and the
  * walk over a registered range that placement (RX) and gathering (TX) use.
  *
@@ -41,6 +42,7 @@
 #include <linux/random.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
+#include <rdma/ib_umem.h>
 
 #include "internal.h"
 #include "wire.h"
@@ -543,6 +545,10 @@ static int rsw_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	write_unlock_bh(&mr->lock);
 	xa_erase(&table->xa, rsw_stag_index(mr->stag));
 	atomic_dec(&table->count);
+	/* No walk reaches the pages any more: unpin them. */
+	if (mr->umem)
+		ib_umem_release(mr->umem);
+	mr->umem = NULL;
 	rsw_mr_put(mr);
 	return 0;
 }
@@ -713,17 +719,87 @@ struct rsw_mr_term rsw_mr_err_to_term(enum rsw_mr_err err,
 EXPORT_SYMBOL_IF_KUNIT(rsw_mr_err_to_term);
 
 /*
- * ops.reg_user_mr.  User MRs (ib_umem, a third MR kind) come with the
- * userspace provider; until then registration is refused.  The op must
- * exist all the same: ib_core counts it among the verbs that make a device
- * a kernel verbs provider, and clients such as rdma_cm skip devices that
- * are not one.
+ * The page list of a user MR: the kernel address of every pinned page of
+ * @umem, PAGE_SIZE granularity, and where the registered range starts.
+ */
+static int rsw_mr_umem_pages(struct rsw_mr *mr, struct ib_umem *umem,
+			     u64 length)
+{
+	struct sg_page_iter it;
+	u32 n = 0;
+
+	for_each_sgtable_page(&umem->sgt_append.sgt, &it, 0) {
+		if (WARN_ON_ONCE(n == mr->map.max))
+			return -EINVAL;
+		mr->pages[n++] = (uintptr_t)page_address(sg_page_iter_page(&it));
+	}
+	mr->map.n = n;
+	mr->map.shift = PAGE_SHIFT;
+	mr->map.fbo = ib_umem_offset(umem);
+	/* The walk relies on the list covering the whole region. */
+	if ((u64)mr->map.fbo + length > (u64)n << PAGE_SHIFT)
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * ops.reg_user_mr: pin [@start, @start + @length) of the calling process
+ * (ib_core accounts the pinned pages) and register it at once as
+ * [@virt_addr, @virt_addr + @length) with @access.  The op is also what
+ * makes ib_core count the device as a kernel verbs provider (rdma_cm
+ * skips devices that are not one).  Process context, may sleep.
  */
 static struct ib_mr *rsw_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 				     u64 virt_addr, int access,
 				     struct ib_udata *udata)
 {
-	return ERR_PTR(-EOPNOTSUPP);
+	struct ib_umem *umem;
+	struct rsw_mr *mr;
+	u32 rights;
+	int ret;
+
+	/* No request data is defined: unknown input must be zero. */
+	if (udata && udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return ERR_PTR(-EINVAL);
+	ret = rsw_mr_rights(access, &rights);
+	if (ret)
+		return ERR_PTR(ret);
+	if (!length || length > RSW_MAX_MR_SIZE ||
+	    virt_addr > U64_MAX - (length - 1) ||
+	    start > U64_MAX - (length - 1))
+		return ERR_PTR(-EINVAL);
+
+	umem = ib_umem_get(pd->device, start, length, access);
+	if (IS_ERR(umem))
+		return ERR_CAST(umem);
+	ret = -EINVAL;
+	if (ib_umem_num_pages(umem) > U32_MAX)
+		goto err_release;
+	ret = -ENOMEM;
+	mr = rsw_mr_alloc(pd, RSW_MR_USER, ib_umem_num_pages(umem));
+	if (!mr)
+		goto err_release;
+	ret = rsw_mr_umem_pages(mr, umem, length);
+	if (ret)
+		goto err_free;
+	mr->umem = umem;
+	mr->access = rights;
+	mr->iova = virt_addr;
+	mr->length = length;
+	mr->state = RSW_MR_VALID;
+	mr->ibmr.iova = virt_addr;
+	mr->ibmr.length = length;
+	ret = rsw_mr_publish(to_rsw_dev(pd->device), mr);
+	if (ret)
+		goto err_free;
+	return &mr->ibmr;
+
+err_free:
+	kvfree(mr);
+err_release:
+	ib_umem_release(umem);
+	return ERR_PTR(ret);
 }
 
 const struct ib_device_ops rsw_mem_ops = {

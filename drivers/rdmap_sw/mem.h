@@ -66,7 +66,7 @@ struct rsw_mr_table {
 enum rsw_mr_kind {
 	RSW_MR_DMA,		/* get_dma_mr: all kernel memory, local only */
 	RSW_MR_FAST_REG,	/* alloc_mr + map_mr_sg + IB_WR_REG_MR */
-	/* A user MR backed by an ib_umem will be a third kind. */
+	RSW_MR_USER,		/* reg_user_mr: pinned process pages (ib_umem) */
 };
 
 enum rsw_mr_state {
@@ -77,7 +77,10 @@ enum rsw_mr_state {
 /*
  * Page list of a fast-registration MR as map_mr_sg left it: rsw_mr.pages[i]
  * is the page-aligned kernel virtual address (virtual DMA) of page i, and
- * the byte at the iova map_mr_sg computed lies fbo bytes into page 0.
+ * the byte at the iova map_mr_sg computed lies fbo bytes into page 0.  A
+ * user MR has the same list, built once by reg_user_mr from its ib_umem:
+ * PAGE_SIZE pages, the kernel (linear map) address of each pinned page,
+ * and fbo the offset of the registered start in the first one.
  */
 struct rsw_mr_map {
 	u32 max;		/* entries allocated (max_num_sg) */
@@ -105,7 +108,8 @@ struct rsw_mr {
 	u32 access;			/* IB_ACCESS_* granted */
 	u64 iova;			/* registered region: [iova, iova + length) */
 	u64 length;
-	struct rsw_mr_map map;		/* RSW_MR_FAST_REG only */
+	struct rsw_mr_map map;		/* RSW_MR_FAST_REG and _USER */
+	struct ib_umem *umem;		/* RSW_MR_USER: released by dereg_mr */
 	u64 pages[];			/* map.max entries */
 };
 

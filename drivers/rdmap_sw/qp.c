@@ -1,9 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * RC queue pairs for kernel consumers: creation, the RFC 5040 section 6
- * stream states driven by modify_qp, the send and receive queues, flushing
- * and the hooks through which the TX and RX engines take work requests and
- * complete them.
+ * RC queue pairs: creation, the RFC 5040 section 6 stream states driven by
+ * modify_qp, the send and receive queues, flushing and the hooks through
+ * which the TX and RX engines take work requests and complete them.
+ *
+ * Kernel and user QPs.  A kernel QP's entries are written by post_send /
+ * post_recv, which validate the work request and fill the slot shadow.  A
+ * user QP (create_qp with udata) has its rings mapped into the process
+ * (umap.c) behind the ABI's control page: the process writes entries and
+ * ctrl.tail itself, and post_send / post_recv only serve as the doorbell.
+ * Its entries are copied, validated (rules above rsw_sqe_check_user()) and
+ * given their shadow when an engine takes them; a bad tail or entry moves
+ * that QP alone to ERROR.  Retiring publishes ctrl.head, and flushing
+ * reads the ring for what was never taken.  The engines see no difference.
  *
  * Lifetime.  ib_core allocates and frees struct rsw_qp; we count who uses
  * it with qp->ref:
@@ -30,6 +39,7 @@
 #include <linux/log2.h>
 #include <linux/vmalloc.h>
 #include <linux/xarray.h>
+#include <rdma/uverbs_ioctl.h>
 
 #include "cq.h"
 #include "internal.h"
@@ -99,9 +109,31 @@ static int rsw_sq_opcode(enum ib_wr_opcode ib)
 
 /* --------------------------------------------------------- work queues */
 
-static int rsw_wq_alloc(struct rsw_wq *wq, u32 wr, u32 sge, size_t wqe_size,
-			struct ib_cq *cq, struct lock_class_key *key)
+/*
+ * The ring buffer of @wq (size and wqe_size set): zeroed and mappable; a
+ * user queue's starts with the ABI's control page.  Sets buf, buf_len,
+ * uctrl and ring only on success.
+ */
+static int rsw_wq_alloc_buf(struct rsw_wq *wq, bool user)
 {
+	size_t off = user ? RDMAP_SW_WQ_RING_OFFSET : 0;
+	size_t len = PAGE_ALIGN(off + (size_t)wq->size * wq->wqe_size);
+	void *buf = vmalloc_user(len);
+
+	if (!buf)
+		return -ENOMEM;
+	wq->buf = buf;
+	wq->buf_len = len;
+	wq->uctrl = user ? buf : NULL;
+	wq->ring = buf + off;
+	return 0;
+}
+
+static int rsw_wq_alloc(struct rsw_wq *wq, u32 wr, u32 sge, size_t wqe_size,
+			struct ib_cq *cq, struct lock_class_key *key, bool user)
+{
+	int ret;
+
 	spin_lock_init(&wq->lock);
 	lockdep_set_class(&wq->lock, key);
 	wq->size = roundup_pow_of_two(max(wr, 1U));
@@ -109,13 +141,12 @@ static int rsw_wq_alloc(struct rsw_wq *wq, u32 wr, u32 sge, size_t wqe_size,
 	wq->wqe_size = wqe_size;
 	wq->max_sge = sge;
 	wq->cq = to_rsw_cq(cq);
-	/* Zeroed and mappable, for when user QPs map their rings. */
-	wq->ring = vmalloc_user((size_t)wq->size * wqe_size);
-	if (!wq->ring)
-		return -ENOMEM;
+	ret = rsw_wq_alloc_buf(wq, user);
+	if (ret)
+		return ret;
 	wq->slot = kvcalloc(wq->size, sizeof(*wq->slot), GFP_KERNEL);
 	if (!wq->slot) {
-		vfree(wq->ring);
+		vfree(wq->buf);
 		return -ENOMEM;
 	}
 	return 0;
@@ -124,7 +155,10 @@ static int rsw_wq_alloc(struct rsw_wq *wq, u32 wr, u32 sge, size_t wqe_size,
 static void rsw_wq_free(struct rsw_wq *wq)
 {
 	kvfree(wq->slot);
-	vfree(wq->ring);
+	if (wq->umap)
+		rsw_umap_remove(wq->umap);	/* frees buf once unmapped */
+	else
+		vfree(wq->buf);
 }
 
 static void *rsw_wq_entry(const struct rsw_wq *wq, u32 n)
@@ -140,6 +174,63 @@ static struct rsw_wq_slot *rsw_wq_slot(const struct rsw_wq *wq, u32 n)
 static bool rsw_wq_full(const struct rsw_wq *wq)
 {
 	return wq->tail - wq->head >= wq->size;
+}
+
+/* ------------------------------------------------- user QPs: ring indices */
+
+/*
+ * Load the process's tail (acquire: the entries before it are written)
+ * and accept it only within the ring: at most size entries ahead of head
+ * (the process may fill slot n only while n - head < size) and never
+ * behind what was accepted before.  False, tail unchanged, otherwise: the
+ * QP must go to ERROR.  wq->lock held.
+ */
+static bool rsw_wq_user_tail(struct rsw_wq *wq)
+{
+	/* Pairs with the process's release of tail after the entries. */
+	u32 tail = smp_load_acquire(&wq->uctrl->tail);
+
+	lockdep_assert_held(&wq->lock);
+	if (tail - wq->head > wq->size ||
+	    tail - wq->head < wq->tail - wq->head)
+		return false;
+	wq->tail = tail;
+	return true;
+}
+
+/* Slots before head are free again: tell the process.  wq->lock held. */
+static void rsw_wq_user_head(struct rsw_wq *wq)
+{
+	/* Pairs with the process's acquire of head before it reuses slots. */
+	smp_store_release(&wq->uctrl->head, wq->head);
+}
+
+/*
+ * Retiring: publish the head the entries done from head on will leave,
+ * before any of their completions is pushed.  A consumer that polled a
+ * completion may post into its slot at once (the verbs promise it), so the
+ * slot must already show as free; the kernel no longer needs the ring
+ * entry (taken entries live on in their copy and the private shadow).
+ * wq->lock held, so nothing is taken in between.
+ */
+static void rsw_wq_user_retire(struct rsw_wq *wq)
+{
+	u32 end = wq->head;
+
+	while (end != wq->next && wq->slot[end & wq->mask].done)
+		end++;
+	/* Pairs with the process's acquire of head before it reuses slots. */
+	if (end != wq->head)
+		smp_store_release(&wq->uctrl->head, end);
+}
+
+/*
+ * The SQ doorbell flag (ABI): 1 while the kernel drains the queue, so the
+ * process need not ring.  sq.lock held.
+ */
+static void rsw_wq_user_busy(struct rsw_wq *wq, u32 busy)
+{
+	WRITE_ONCE(wq->uctrl->busy, busy);
 }
 
 /*
@@ -178,6 +269,8 @@ static bool rsw_wq_retire(struct rsw_qp *qp, struct rsw_wq *wq)
 	bool ok = true;
 
 	lockdep_assert_held(&wq->lock);
+	if (wq->uctrl)
+		rsw_wq_user_retire(wq);
 	while (wq->head != wq->next) {
 		s = rsw_wq_slot(wq, wq->head);
 		if (!s->done)
@@ -191,6 +284,29 @@ static bool rsw_wq_retire(struct rsw_qp *qp, struct rsw_wq *wq)
 }
 
 /*
+ * The shadow of user entry @n, flushed without ever being taken (nor
+ * validated): what its completion needs, read from the ring.
+ */
+static void rsw_wq_user_flushed(struct rsw_qp *qp, struct rsw_wq *wq, u32 n,
+				struct rsw_wq_slot *s)
+{
+	const void *e = rsw_wq_entry(wq, n);
+
+	memset(s, 0, sizeof(*s));
+	if (wq == &qp->sq) {
+		const struct rdmap_sw_sqe *sqe = e;
+		u8 op = READ_ONCE(sqe->opcode);
+
+		s->wr_id = READ_ONCE(sqe->wr_id);
+		s->opcode = op < ARRAY_SIZE(rsw_sq_ops) ?
+			    rsw_sq_ops[op].wc : RDMAP_SW_WC_SEND;
+	} else {
+		s->wr_id = READ_ONCE(((const struct rdmap_sw_rqe *)e)->wr_id);
+		s->opcode = RDMAP_SW_WC_RECV;
+	}
+}
+
+/*
  * Complete every posted, not yet taken work request with FLUSH_ERR.  Taken
  * ones stay with their engine, which completes them (flushed too, if the
  * stream is gone); retiring stops at the first of them, so order holds.
@@ -200,8 +316,13 @@ static void rsw_wq_flush(struct rsw_qp *qp, struct rsw_wq *wq)
 	struct rsw_wq_slot *s;
 
 	lockdep_assert_held(&wq->lock);
+	/* User queue: all the process posted (bad tail: up to the last good). */
+	if (wq->uctrl)
+		rsw_wq_user_tail(wq);
 	for (; wq->next != wq->tail; wq->next++) {
 		s = rsw_wq_slot(wq, wq->next);
+		if (wq->uctrl)
+			rsw_wq_user_flushed(qp, wq, wq->next, s);
 		s->status = RDMAP_SW_WC_WR_FLUSH_ERR;
 		s->byte_len = 0;
 		s->ex_data = 0;
@@ -217,6 +338,18 @@ static void rsw_wq_flush(struct rsw_qp *qp, struct rsw_wq *wq)
 static void rsw_wq_reset(struct rsw_wq *wq)
 {
 	lockdep_assert_held(&wq->lock);
+	if (wq->uctrl) {
+		/*
+		 * The process's indices run on: whatever it posted since
+		 * the last flush is dropped, and all slots are free.
+		 */
+		rsw_wq_user_tail(wq);
+		wq->head = wq->tail;
+		wq->next = wq->tail;
+		rsw_wq_user_busy(wq, 0);
+		rsw_wq_user_head(wq);
+		return;
+	}
 	wq->head = 0;
 	wq->next = 0;
 	wq->tail = 0;
@@ -379,6 +512,14 @@ static int rsw_qp_enter_error(struct rsw_qp *qp, enum ib_qp_state to)
 		return 0;
 	/* State first: retiring reads it through the dead/state rules. */
 	qp->state = RSW_QPS_ERROR;
+	if (qp->sq.uctrl) {
+		/*
+		 * Nothing drains a user SQ in ERROR: have the process ring,
+		 * so that what it posts from now on is flushed (doorbell).
+		 */
+		rsw_wq_user_busy(&qp->sq, 0);
+		smp_mb();	/* busy before tail; pairs with the process */
+	}
 	rsw_wq_flush(qp, &qp->sq);
 	rsw_wq_flush(qp, &qp->rq);
 	return 0;
@@ -615,6 +756,29 @@ static int rsw_sq_post_one(struct rsw_qp *qp, const struct ib_send_wr *wr)
 }
 
 /*
+ * post_send / post_recv on a user QP: the process writes its rings itself,
+ * so a work request list is refused; an empty one is the doorbell (the
+ * ABI's for the SQ; the same on the RQ is accepted too).  It kicks the
+ * stream, which takes the new entries, or, in ERROR, flushes them: nothing
+ * else would, since the stream is gone.
+ */
+static int rsw_user_doorbell(struct rsw_qp *qp, struct rsw_wq *wq)
+{
+	unsigned long flags;
+	int ret = 0;
+
+	spin_lock_irqsave(&wq->lock, flags);
+	if (qp->dead)
+		ret = -EINVAL;
+	else if (qp->state == RSW_QPS_ERROR)
+		rsw_wq_flush(qp, wq);
+	else if (qp->stream && qp->state == RSW_QPS_RTS && wq == &qp->sq)
+		rsw_stream_kick(qp->stream);
+	spin_unlock_irqrestore(&wq->lock, flags);
+	return ret;
+}
+
+/*
  * ops.post_send.  Any context, never sleeps.  Stops at the first work
  * request that is malformed (-EINVAL), does not fit (-ENOMEM) or cannot be
  * accepted in this state (-EINVAL) and returns it in @bad_wr.
@@ -626,6 +790,12 @@ static int rsw_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	unsigned long flags;
 	int ret = 0;
 
+	if (qp->sq.uctrl) {
+		if (!wr)
+			return rsw_user_doorbell(qp, &qp->sq);
+		*bad_wr = wr;
+		return -EINVAL;
+	}
 	spin_lock_irqsave(&qp->sq.lock, flags);
 	for (; wr; wr = wr->next) {
 		ret = rsw_sq_post_one(qp, wr);
@@ -682,6 +852,12 @@ static int rsw_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	unsigned long flags;
 	int ret = 0;
 
+	if (qp->rq.uctrl) {
+		if (!wr)
+			return rsw_user_doorbell(qp, &qp->rq);
+		*bad_wr = wr;
+		return -EINVAL;
+	}
 	spin_lock_irqsave(&qp->rq.lock, flags);
 	for (; wr; wr = wr->next) {
 		ret = rsw_rq_post_one(qp, wr);
@@ -696,21 +872,162 @@ static int rsw_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 
 /* ------------------------------------------- engine hooks: take, complete */
 
+/*
+ * User entries are validated on the kernel's copy, never in the ring: the
+ * process may rewrite the ring at any time.  The rules, each failure
+ * completing the entry with the status named and moving the QP to ERROR:
+ *  SQE  opcode in rsw_sq_ops[] and not a local one (REG_MR, LOCAL_INV name
+ *       kernel objects)                                   LOC_QP_OP_ERR
+ *       flags only SIGNALED, SOLICITED, FENCE, INLINE      LOC_QP_OP_ERR
+ *       INLINE: an opcode that may carry inline data, num_sge 0
+ *                                                          LOC_QP_OP_ERR
+ *               length <= the QP's max_inline              LOC_LEN_ERR
+ *       else: num_sge <= the SQ's max_sge (1 for Reads)    LOC_QP_OP_ERR
+ *             length == the sum of the SGE lengths, which is at most
+ *             RSW_MAX_MSG_SIZE                             LOC_LEN_ERR
+ *  RQE  num_sge <= the RQ's max_sge                        LOC_QP_OP_ERR
+ *       length == the sum of the SGE lengths, at most
+ *       RSW_MAX_MSG_SIZE                                   LOC_LEN_ERR
+ * lkeys, STags and addresses are checked where they are used (the TX and
+ * RX engines' MR checks), as for kernel QPs.
+ */
+#define RSW_SQE_USER_FLAGS (RDMAP_SW_SQE_SIGNALED | RDMAP_SW_SQE_SOLICITED | \
+			    RDMAP_SW_SQE_FENCE | RDMAP_SW_SQE_INLINE)
+
+static u8 rsw_sges_check_user(const struct rdmap_sw_sge *sge, u32 num_sge,
+			      u32 max_sge, u32 length)
+{
+	u64 total = 0;
+	u32 i;
+
+	if (num_sge > max_sge)
+		return RDMAP_SW_WC_LOC_QP_OP_ERR;
+	for (i = 0; i < num_sge; i++)
+		total += sge[i].length;
+	if (total > RSW_MAX_MSG_SIZE || total != length)
+		return RDMAP_SW_WC_LOC_LEN_ERR;
+	return RDMAP_SW_WC_SUCCESS;
+}
+
+static u8 rsw_sqe_check_user(const struct rsw_qp *qp,
+			     const struct rdmap_sw_sqe *sqe)
+{
+	const struct rsw_sq_op *info;
+	u32 max = qp->sq.max_sge;
+
+	if (sqe->opcode >= ARRAY_SIZE(rsw_sq_ops))
+		return RDMAP_SW_WC_LOC_QP_OP_ERR;
+	info = &rsw_sq_ops[sqe->opcode];
+	if (info->flags & RSW_OP_LOCAL || sqe->flags & ~RSW_SQE_USER_FLAGS)
+		return RDMAP_SW_WC_LOC_QP_OP_ERR;
+	if (sqe->flags & RDMAP_SW_SQE_INLINE) {
+		if (!(info->flags & RSW_OP_INLINE) || sqe->num_sge)
+			return RDMAP_SW_WC_LOC_QP_OP_ERR;
+		if (sqe->length > qp->max_inline)
+			return RDMAP_SW_WC_LOC_LEN_ERR;
+		return RDMAP_SW_WC_SUCCESS;
+	}
+	if (info->flags & RSW_OP_READ)
+		max = min_t(u32, max, RSW_MAX_SGE_RD);
+	return rsw_sges_check_user(sqe->sge, sqe->num_sge, max, sqe->length);
+}
+
+/*
+ * Fill shadow @s from the copy of a user entry (no post_send did) and
+ * validate the copy: the completion status it gets if it is refused.
+ */
+static u8 rsw_wq_user_shadow(struct rsw_qp *qp, struct rsw_wq *wq,
+			     const void *copy, struct rsw_wq_slot *s)
+{
+	const struct rdmap_sw_sqe *sqe = copy;
+	const struct rdmap_sw_rqe *rqe = copy;
+
+	memset(s, 0, sizeof(*s));
+	if (wq == &qp->rq) {
+		s->wr_id = rqe->wr_id;
+		s->opcode = RDMAP_SW_WC_RECV;
+		s->signaled = true;
+		return rsw_sges_check_user(rqe->sge, rqe->num_sge,
+					   wq->max_sge, rqe->length);
+	}
+	s->wr_id = sqe->wr_id;
+	s->opcode = sqe->opcode < ARRAY_SIZE(rsw_sq_ops) ?
+		    rsw_sq_ops[sqe->opcode].wc : RDMAP_SW_WC_SEND;
+	s->signaled = qp->sig_all || (sqe->flags & RDMAP_SW_SQE_SIGNALED);
+	return rsw_sqe_check_user(qp, sqe);
+}
+
+enum rsw_wq_take {
+	RSW_TAKE_NONE,		/* nothing posted */
+	RSW_TAKE_OK,		/* *copy and *idx are the caller's */
+	RSW_TAKE_BAD,		/* bad tail or entry: the QP must go to ERROR */
+};
+
+/*
+ * rsw_wq_take() on a user queue.  The SQ's busy flag follows the doorbell
+ * protocol of the ABI: 1 whenever an entry is taken; when the queue looks
+ * empty, 0, a full barrier, and one more look at the tail, which catches
+ * an entry whose producer saw busy still at 1 and did not ring.
+ * wq->lock held.
+ */
+static enum rsw_wq_take rsw_wq_take_user(struct rsw_qp *qp, struct rsw_wq *wq,
+					 void *copy, u32 *idx)
+{
+	bool sq = wq == &qp->sq;
+	struct rsw_wq_slot *s;
+	u8 status;
+
+	if (wq->next == wq->tail) {
+		if (!rsw_wq_user_tail(wq))
+			return RSW_TAKE_BAD;
+		if (wq->next == wq->tail && sq) {
+			rsw_wq_user_busy(wq, 0);
+			smp_mb();	/* busy before tail; pairs with the process */
+			if (!rsw_wq_user_tail(wq))
+				return RSW_TAKE_BAD;
+		}
+		if (wq->next == wq->tail)
+			return RSW_TAKE_NONE;
+	}
+	if (sq)
+		rsw_wq_user_busy(wq, 1);
+	memcpy(copy, rsw_wq_entry(wq, wq->next), wq->wqe_size);
+	s = rsw_wq_slot(wq, wq->next);
+	status = rsw_wq_user_shadow(qp, wq, copy, s);
+	if (status == RDMAP_SW_WC_SUCCESS) {
+		*idx = wq->next++;
+		return RSW_TAKE_OK;
+	}
+	wq->next++;
+	/* Taken and finished at once; it retires in its turn. */
+	s->status = status;
+	s->done = true;
+	rsw_wq_retire(qp, wq);
+	return RSW_TAKE_BAD;
+}
+
 /* Copy the next posted entry out and hand it to the caller as *@idx. */
 static bool rsw_wq_take(struct rsw_qp *qp, struct rsw_wq *wq, void *copy,
 			u32 *idx)
 {
+	enum rsw_wq_take t = RSW_TAKE_NONE;
 	unsigned long flags;
-	bool taken = false;
 
 	spin_lock_irqsave(&wq->lock, flags);
-	if (!qp->dead && qp->state != RSW_QPS_ERROR && wq->next != wq->tail) {
+	if (qp->dead || qp->state == RSW_QPS_ERROR) {
+		t = RSW_TAKE_NONE;
+	} else if (wq->uctrl) {
+		t = rsw_wq_take_user(qp, wq, copy, idx);
+	} else if (wq->next != wq->tail) {
 		memcpy(copy, rsw_wq_entry(wq, wq->next), wq->wqe_size);
 		*idx = wq->next++;
-		taken = true;
+		t = RSW_TAKE_OK;
 	}
 	spin_unlock_irqrestore(&wq->lock, flags);
-	return taken;
+	/* Only this QP: its own entries flush, nothing else is touched. */
+	if (t == RSW_TAKE_BAD)
+		rsw_qp_set_error(qp);
+	return t == RSW_TAKE_OK;
 }
 
 /*
@@ -847,10 +1164,18 @@ static int rsw_qp_check_init(struct ib_qp *ibqp,
 {
 	const struct ib_qp_cap *cap = &attr->cap;
 
-	/* User QPs (mapped rings) and shared receive queues come later. */
-	if (udata || attr->srq || attr->qp_type != IB_QPT_RC ||
-	    attr->create_flags)
+	/* Shared receive queues come later. */
+	if (attr->srq || attr->qp_type != IB_QPT_RC || attr->create_flags)
 		return -EOPNOTSUPP;
+	/*
+	 * A user QP's rings are mapped through its process's context; no
+	 * request data is defined, so unknown input must be zero.
+	 */
+	if (udata && (!rdma_udata_to_drv_context(udata, struct rsw_ucontext,
+						 base) ||
+		      (udata->inlen &&
+		       !ib_is_udata_cleared(udata, 0, udata->inlen))))
+		return -EINVAL;
 	if (!attr->send_cq || !attr->recv_cq ||
 	    attr->send_cq->device != ibqp->device ||
 	    attr->recv_cq->device != ibqp->device)
@@ -889,6 +1214,87 @@ static void rsw_qp_caps(const struct rsw_qp *qp, struct ib_qp_cap *cap)
 	cap->max_inline_data = qp->max_inline;
 }
 
+static int rsw_wq_map(struct rsw_wq *wq, struct ib_ucontext *uctx,
+		      u64 *offset)
+{
+	struct rsw_umap *um = rsw_umap_insert(uctx, wq->buf, wq->buf_len,
+					      offset);
+
+	if (IS_ERR(um))
+		return PTR_ERR(um);
+	wq->umap = um;		/* owns buf from now on */
+	return 0;
+}
+
+/*
+ * A user QP: map both queues (control page and ring each) and tell the
+ * process where.  On failure, rsw_wq_free() removes what was mapped.
+ */
+static int rsw_qp_map(struct rsw_qp *qp, struct ib_udata *udata)
+{
+	struct ib_ucontext *uctx = &rdma_udata_to_drv_context(udata,
+				struct rsw_ucontext, base)->base;
+	struct rdmap_sw_uresp_create_qp resp = {
+		.sq_len = qp->sq.buf_len,
+		.rq_len = qp->rq.buf_len,
+		.sq_size = qp->sq.size,
+		.rq_size = qp->rq.size,
+		.max_inline = qp->max_inline,
+	};
+	int ret;
+
+	ret = rsw_wq_map(&qp->sq, uctx, &resp.sq_offset);
+	if (!ret)
+		ret = rsw_wq_map(&qp->rq, uctx, &resp.rq_offset);
+	if (ret)
+		return ret;
+	/* An older provider may pass a shorter response buffer. */
+	return ib_copy_to_udata(udata, &resp, min(udata->outlen, sizeof(resp)));
+}
+
+#if IS_ENABLED(CONFIG_KUNIT)
+/*
+ * Give a fresh kernel QP the ring layout of a user QP (control page in
+ * front of each ring, process-owned tails, validation at take time)
+ * without mapping it anywhere: KUnit plays the process by writing the
+ * rings.  Only before anything was posted or attached.  Process context.
+ */
+int rsw_qp_user_layout(struct ib_qp *ibqp)
+{
+	struct rsw_qp *qp = to_rsw_qp(ibqp);
+	struct rsw_wq sq = qp->sq, rq = qp->rq;
+	unsigned long flags;
+	int ret;
+
+	if (qp->sq.uctrl || qp->stream || qp->sq.tail || qp->rq.tail)
+		return -EINVAL;
+	ret = rsw_wq_alloc_buf(&sq, true);
+	if (ret)
+		return ret;
+	ret = rsw_wq_alloc_buf(&rq, true);
+	if (ret) {
+		vfree(sq.buf);
+		return ret;
+	}
+	spin_lock_irqsave(&qp->lock, flags);
+	rsw_qp_lock_queues(qp);
+	swap(qp->sq.buf, sq.buf);
+	qp->sq.buf_len = sq.buf_len;
+	qp->sq.uctrl = sq.uctrl;
+	qp->sq.ring = sq.ring;
+	swap(qp->rq.buf, rq.buf);
+	qp->rq.buf_len = rq.buf_len;
+	qp->rq.uctrl = rq.uctrl;
+	qp->rq.ring = rq.ring;
+	rsw_qp_unlock_queues(qp);
+	spin_unlock_irqrestore(&qp->lock, flags);
+	vfree(sq.buf);
+	vfree(rq.buf);
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_qp_user_layout);
+#endif
+
 /* ops.create_qp.  Process context, may sleep. */
 static int rsw_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 			 struct ib_udata *udata)
@@ -908,12 +1314,12 @@ static int rsw_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	rsw_qp_init_fields(qp, attr);
 	ret = rsw_wq_alloc(&qp->sq, cap->max_send_wr, max(cap->max_send_sge, 1U),
 			   sizeof(struct rdmap_sw_sqe), attr->send_cq,
-			   &rsw_sq_lock_key);
+			   &rsw_sq_lock_key, udata);
 	if (ret)
 		goto err_count;
 	ret = rsw_wq_alloc(&qp->rq, cap->max_recv_wr, max(cap->max_recv_sge, 1U),
 			   sizeof(struct rdmap_sw_rqe), attr->recv_cq,
-			   &rsw_rq_lock_key);
+			   &rsw_rq_lock_key, udata);
 	if (ret)
 		goto err_free_sq;
 	/* Reserve the QPN now, publish the QP once it is complete. */
@@ -924,6 +1330,11 @@ static int rsw_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		goto err_free_rq;
 	ibqp->qp_num = qpn;
 	rsw_qp_caps(qp, cap);
+	if (udata) {
+		ret = rsw_qp_map(qp, udata);
+		if (ret)
+			goto err_erase;
+	}
 	ret = xa_err(xa_store_irq(&rsw_qps, qpn, qp, GFP_KERNEL));
 	if (ret)
 		goto err_erase;

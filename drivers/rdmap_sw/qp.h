@@ -15,6 +15,7 @@
 #include <rdma/rdmap_sw-abi.h>
 
 struct rsw_cq;
+struct rsw_umap;
 
 /* Limits advertised by query_device and enforced by create_qp. */
 #define RSW_MAX_QP (64 * 1024)		/* module-wide, see qp.c */
@@ -65,9 +66,17 @@ struct rsw_wq_slot {
  *                 retired to the CQ strictly in posting order;
  *   [next, tail)  posted, not yet taken;
  *   [tail, head + size)  free.
+ * A user QP's queue (uctrl set) is the ABI's struct rdmap_sw_wq_ctrl page
+ * followed by the ring, mapped into the process: tail here is the last
+ * value of uctrl->tail that passed the bound check, head is published to
+ * uctrl->head, and the slot shadow is filled when an entry is taken.
  */
 struct rsw_wq {
 	spinlock_t lock;	/* irqsave; everything below except the ring */
+	void *buf;		/* the allocation: [uctrl page,] ring */
+	struct rdmap_sw_wq_ctrl *uctrl;	/* user QPs only, else NULL */
+	struct rsw_umap *umap;	/* its mapping (owns buf), if mapped */
+	size_t buf_len;		/* page aligned */
 	void *ring;		/* size entries of wqe_size bytes */
 	struct rsw_wq_slot *slot;
 	struct rsw_cq *cq;

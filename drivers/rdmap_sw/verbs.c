@@ -254,9 +254,9 @@ static void rsw_dealloc_ucontext(struct ib_ucontext *ibctx)
 
 /*
  * Called on device removal after ib_core destroyed every object of the
- * context and zapped mappings made through rdma_user_mmap_entry; having it
- * lets removal proceed while processes still hold the uverbs file open.
- * Whoever adds mmap must keep all user mappings on that API.
+ * context (which removed their rdma_user_mmap_entry mappings, umap.c);
+ * having it lets removal proceed while processes still hold the uverbs
+ * file open.  All user mappings stay on that API.
  */
 static void rsw_disassociate_ucontext(struct ib_ucontext *ibctx)
 {
@@ -273,6 +273,8 @@ const struct ib_device_ops rsw_verbs_ops = {
 	.alloc_ucontext = rsw_alloc_ucontext,
 	.dealloc_ucontext = rsw_dealloc_ucontext,
 	.disassociate_ucontext = rsw_disassociate_ucontext,
+	.mmap = rsw_mmap,
+	.mmap_free = rsw_mmap_free,
 
 	INIT_RDMA_OBJ_SIZE(ib_pd, rsw_pd, base),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, rsw_ucontext, base),

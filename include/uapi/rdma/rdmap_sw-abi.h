@@ -229,8 +229,10 @@ struct rdmap_sw_rqe {
  * semantics, copies entry n out of the ring and validates the copy (opcode,
  * SGE count, lengths, inline size) before it uses it; a tail more than size
  * ahead, or an entry that fails validation, moves the QP to ERROR (only
- * that QP).  ctrl.head is the kernel's: entries before it have completed
- * (their CQE, if any, is in the CQ) and their slots are free again.
+ * that QP).  ctrl.head is the kernel's: entries before it are finished
+ * and their slots are free again.  It is published before their CQEs
+ * reach the CQ, so a process that polled an entry's completion may reuse
+ * its slot at once.
  *
  * Doorbell (send queue only).  ctrl.busy is 1 while the kernel is draining
  * the send queue.  The kernel clears it when it finds the queue empty,
@@ -238,7 +240,10 @@ struct rdmap_sw_rqe {
  * after storing ctrl.tail, issues a full barrier and loads ctrl.busy: only
  * if it is 0 does it ring the doorbell, a post_send command with no work
  * requests (ibv_cmd_post_send with an empty list).  A receive queue needs
- * no doorbell: receives are taken when a Send arrives.
+ * no doorbell: receives are taken when a Send arrives.  Once the QP is in
+ * ERROR the kernel keeps ctrl.busy at 0, so every post rings and is
+ * flushed; a post_recv command with no work requests likewise flushes
+ * receives posted after the QP went to ERROR.
  *
  * User QPs cannot post IB_WR_REG_MR or IB_WR_LOCAL_INV (they name kernel
  * objects); such an entry fails validation.
