@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * rdmap_sw rdma-core provider: registration with libibverbs, device
- * matching and the user context.  The verbs themselves live in verbs.c.
+ * matching and the user context.  The verbs themselves live in verbs.c
+ * (control path), cq.c and qp.c.
  *
  * Device matching.  rdmap_sw.ko is an out-of-tree driver, so its devices
  * carry no RDMA_DRIVER_* id and, being software devices created with
@@ -47,10 +48,23 @@ static void rsw_free_context(struct ibv_context *ibctx)
 
 static const struct verbs_context_ops rsw_context_ops = {
 	.alloc_pd = rsw_alloc_pd,
+	.create_cq = rsw_create_cq,
+	.create_qp = rsw_create_qp,
+	.create_qp_ex = rsw_create_qp_ex,
 	.dealloc_pd = rsw_dealloc_pd,
+	.dereg_mr = rsw_dereg_mr,
+	.destroy_cq = rsw_destroy_cq,
+	.destroy_qp = rsw_destroy_qp,
 	.free_context = rsw_free_context,
+	.modify_qp = rsw_modify_qp,
+	.poll_cq = rsw_poll_cq,
+	.post_recv = rsw_post_recv,
+	.post_send = rsw_post_send,
 	.query_device_ex = rsw_query_device_ex,
 	.query_port = rsw_query_port,
+	.query_qp = rsw_query_qp,
+	.reg_mr = rsw_reg_mr,
+	.req_notify_cq = rsw_req_notify_cq,
 };
 
 static int rsw_get_context(struct rsw_context *ctx)

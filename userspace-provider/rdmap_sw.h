@@ -11,6 +11,10 @@
 #ifndef RDMAP_SW_PROVIDER_H
 #define RDMAP_SW_PROVIDER_H
 
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <ccan/container_of.h>
@@ -21,11 +25,43 @@
 
 /*
  * Driver-specific command layouts (the core command plus our payload).
- * GET_CONTEXT sends nothing extra and receives struct
- * rdmap_sw_uresp_alloc_ctx.
+ * No command sends anything extra; GET_CONTEXT, CREATE_CQ and CREATE_QP
+ * receive the rdmap_sw_uresp_* structure of the same name.
  */
 DECLARE_DRV_CMD(rsw_alloc_context, IB_USER_VERBS_CMD_GET_CONTEXT,
 		empty, rdmap_sw_uresp_alloc_ctx);
+DECLARE_DRV_CMD(rsw_cmd_create_cq, IB_USER_VERBS_CMD_CREATE_CQ,
+		empty, rdmap_sw_uresp_create_cq);
+DECLARE_DRV_CMD(rsw_cmd_create_qp, IB_USER_VERBS_CMD_CREATE_QP,
+		empty, rdmap_sw_uresp_create_qp);
+
+/*
+ * The rings are shared with the kernel, which reads and writes their index
+ * words concurrently: every access to one goes through these, with the
+ * ordering the ABI header prescribes for it.
+ */
+static inline uint32_t rsw_load_acquire(const uint32_t *p)
+{
+	return atomic_load_explicit((_Atomic(uint32_t) *)p,
+				    memory_order_acquire);
+}
+
+static inline uint32_t rsw_load_relaxed(const uint32_t *p)
+{
+	return atomic_load_explicit((_Atomic(uint32_t) *)p,
+				    memory_order_relaxed);
+}
+
+static inline void rsw_store_release(uint32_t *p, uint32_t v)
+{
+	atomic_store_explicit((_Atomic(uint32_t) *)p, v, memory_order_release);
+}
+
+/* The "full barrier" of the ABI header's arm and doorbell rules. */
+static inline void rsw_full_barrier(void)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+}
 
 struct rsw_device {
 	struct verbs_device ibv_dev;
@@ -38,6 +74,57 @@ struct rsw_context {
 
 struct rsw_pd {
 	struct ibv_pd ibv_pd;
+};
+
+/*
+ * A CQ: the kernel-owned ring mapped read-write.  The kernel produces, we
+ * consume; cons is our copy of ctrl->cons (only we write it).  lock
+ * serialises pollers of the same CQ.
+ */
+struct rsw_cq {
+	struct verbs_cq vcq;
+	pthread_spinlock_t lock;
+	void *map;
+	size_t map_len;
+	struct rdmap_sw_cq_ctrl *ctrl;
+	struct rdmap_sw_cqe *ring;
+	uint32_t size;		/* entries, a power of two */
+	uint32_t cons;		/* next entry to take */
+	bool overflow_seen;	/* RDMAP_SW_CQ_F_OVERFLOW already reported */
+};
+
+/*
+ * One work queue of a user QP: a mapping holding struct rdmap_sw_wq_ctrl
+ * and, at RDMAP_SW_WQ_RING_OFFSET, the ring.  We produce (tail is our copy
+ * of ctrl->tail), the kernel consumes and moves ctrl->head.  lock
+ * serialises posters; it is never held across a system call.
+ */
+struct rsw_wq {
+	pthread_spinlock_t lock;
+	void *map;
+	size_t map_len;
+	struct rdmap_sw_wq_ctrl *ctrl;
+	void *ring;		/* struct rdmap_sw_sqe[] or rdmap_sw_rqe[] */
+	uint32_t size;		/* entries, a power of two; 0: no queue */
+	uint32_t tail;		/* next entry to fill */
+	uint32_t max_sge;
+};
+
+struct rsw_qp {
+	struct verbs_qp vqp;
+	struct rsw_wq sq;
+	struct rsw_wq rq;
+	uint32_t max_inline;
+	bool sig_all;		/* every send request completes */
+	/*
+	 * Extended send API (ibv_wr_*), between wr_start and wr_complete or
+	 * wr_abort, with sq.lock held: entries are built from sq.tail up to
+	 * wr_tail and published together; wr_cur is the one being built,
+	 * wr_err the first error (the whole batch is then dropped).
+	 */
+	uint32_t wr_tail;
+	struct rdmap_sw_sqe *wr_cur;
+	int wr_err;
 };
 
 static inline struct rsw_device *to_rsw_device(struct ibv_device *ibdev)
@@ -55,6 +142,16 @@ static inline struct rsw_pd *to_rsw_pd(struct ibv_pd *pd)
 	return container_of(pd, struct rsw_pd, ibv_pd);
 }
 
+static inline struct rsw_cq *to_rsw_cq(struct ibv_cq *cq)
+{
+	return container_of(cq, struct rsw_cq, vcq.cq);
+}
+
+static inline struct rsw_qp *to_rsw_qp(struct ibv_qp *qp)
+{
+	return container_of(qp, struct rsw_qp, vqp.qp);
+}
+
 /*
  * verbs.c: control-path verbs.  Each one is a single system call into
  * ib_uverbs; none is used from a data path.
@@ -66,5 +163,37 @@ int rsw_query_port(struct ibv_context *ctx, uint8_t port,
 		   struct ibv_port_attr *attr);
 struct ibv_pd *rsw_alloc_pd(struct ibv_context *ctx);
 int rsw_dealloc_pd(struct ibv_pd *pd);
+struct ibv_mr *rsw_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+			  uint64_t hca_va, int access);
+int rsw_dereg_mr(struct verbs_mr *vmr);
+
+/*
+ * cq.c: completion queues.  create and destroy are system calls plus
+ * mmap/munmap; poll_cq and req_notify_cq only touch the shared ring and may
+ * be called from any thread.
+ */
+struct ibv_cq *rsw_create_cq(struct ibv_context *ctx, int cqe,
+			     struct ibv_comp_channel *channel,
+			     int comp_vector);
+int rsw_destroy_cq(struct ibv_cq *cq);
+int rsw_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
+int rsw_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+
+/*
+ * qp.c: RC queue pairs.  create/modify/query/destroy are system calls;
+ * post_recv never is, post_send only to ring the doorbell when the kernel
+ * is not already draining the send queue.
+ */
+struct ibv_qp *rsw_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
+struct ibv_qp *rsw_create_qp_ex(struct ibv_context *ctx,
+				struct ibv_qp_init_attr_ex *attr);
+int rsw_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
+int rsw_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask,
+		 struct ibv_qp_init_attr *init_attr);
+int rsw_destroy_qp(struct ibv_qp *qp);
+int rsw_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
+		  struct ibv_send_wr **bad_wr);
+int rsw_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
+		  struct ibv_recv_wr **bad_wr);
 
 #endif /* RDMAP_SW_PROVIDER_H */

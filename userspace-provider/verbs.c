@@ -78,3 +78,37 @@ int rsw_dealloc_pd(struct ibv_pd *ibpd)
 	free(to_rsw_pd(ibpd));
 	return 0;
 }
+
+struct ibv_mr *rsw_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+			  uint64_t hca_va, int access)
+{
+	struct ibv_reg_mr cmd;
+	struct ib_uverbs_reg_mr_resp resp;
+	struct verbs_mr *vmr;
+	int ret;
+
+	vmr = calloc(1, sizeof(*vmr));
+	if (!vmr) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ret = ibv_cmd_reg_mr(pd, addr, length, hca_va, access, vmr, &cmd,
+			     sizeof(cmd), &resp, sizeof(resp));
+	if (ret) {
+		free(vmr);
+		errno = ret;
+		return NULL;
+	}
+	return &vmr->ibv_mr;
+}
+
+int rsw_dereg_mr(struct verbs_mr *vmr)
+{
+	int ret;
+
+	ret = ibv_cmd_dereg_mr(vmr);
+	if (ret)
+		return ret;
+	free(vmr);
+	return 0;
+}

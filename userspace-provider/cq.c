@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * rdmap_sw rdma-core provider: completion queues.
+ *
+ * rdmap_sw.ko owns the ring (struct rdmap_sw_cq_ctrl followed by the
+ * entries) and lets us map it.  Polling and arming never enter the kernel:
+ * an entry is ours once its seq word equals its index, and we hand slots
+ * back by advancing ctrl.cons; arming raises ctrl.notify and the kernel
+ * signals the completion channel itself (ibv_get_cq_event).  The ordering
+ * rules are those of include/uapi/rdma/rdmap_sw-abi.h.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "rdmap_sw.h"
+
+static_assert(sizeof(struct rdmap_sw_cq_ctrl) == 128, "ctrl is two lines");
+static_assert(sizeof(struct rdmap_sw_cqe) == 32, "cqe layout");
+
+static bool rsw_is_pow2(uint32_t v)
+{
+	return v && !(v & (v - 1));
+}
+
+/*
+ * Check the kernel's description of the ring before trusting it with our
+ * loads: a mapping too short for ctrl.size entries would fault later.
+ */
+static int rsw_cq_map(struct rsw_cq *cq, int cmd_fd,
+		      const struct rdmap_sw_uresp_create_cq *uresp)
+{
+	uint64_t need;
+
+	need = sizeof(struct rdmap_sw_cq_ctrl) +
+	       (uint64_t)uresp->size * sizeof(struct rdmap_sw_cqe);
+	if (!rsw_is_pow2(uresp->size) || uresp->mmap_len < need ||
+	    uresp->mmap_len > SIZE_MAX)
+		return EPROTO;
+
+	cq->map = mmap(NULL, uresp->mmap_len, PROT_READ | PROT_WRITE,
+		       MAP_SHARED, cmd_fd, uresp->mmap_offset);
+	if (cq->map == MAP_FAILED)
+		return errno;
+	cq->map_len = uresp->mmap_len;
+	cq->ctrl = cq->map;
+	cq->ring = (struct rdmap_sw_cqe *)(cq->ctrl + 1);
+	cq->size = uresp->size;
+	if (cq->ctrl->size != cq->size ||
+	    cq->ctrl->mask != cq->size - 1) {
+		munmap(cq->map, cq->map_len);
+		return EPROTO;
+	}
+	cq->cons = rsw_load_relaxed(&cq->ctrl->cons);
+	return 0;
+}
+
+struct ibv_cq *rsw_create_cq(struct ibv_context *ctx, int cqe,
+			     struct ibv_comp_channel *channel,
+			     int comp_vector)
+{
+	struct rsw_cmd_create_cq cmd = {};
+	struct rsw_cmd_create_cq_resp resp = {};
+	struct rsw_cq *cq;
+	int ret;
+
+	cq = calloc(1, sizeof(*cq));
+	if (!cq) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ret = pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	if (ret)
+		goto err_free;
+
+	ret = ibv_cmd_create_cq(ctx, cqe, channel, comp_vector, &cq->vcq.cq,
+				&cmd.ibv_cmd, sizeof(cmd), &resp.ibv_resp,
+				sizeof(resp));
+	if (ret)
+		goto err_lock;
+
+	ret = rsw_cq_map(cq, ctx->cmd_fd, &resp.drv_payload);
+	if (ret) {
+		verbs_err(verbs_get_ctx(ctx),
+			  "cannot map CQ ring (size %u, len %llu): %s\n",
+			  resp.size, (unsigned long long)resp.mmap_len,
+			  strerror(ret));
+		goto err_destroy;
+	}
+	return &cq->vcq.cq;
+
+err_destroy:
+	ibv_cmd_destroy_cq(&cq->vcq.cq);
+err_lock:
+	pthread_spin_destroy(&cq->lock);
+err_free:
+	free(cq);
+	errno = ret;
+	return NULL;
+}
+
+int rsw_destroy_cq(struct ibv_cq *ibcq)
+{
+	struct rsw_cq *cq = to_rsw_cq(ibcq);
+	int ret;
+
+	ret = ibv_cmd_destroy_cq(ibcq);
+	if (ret)
+		return ret;
+	munmap(cq->map, cq->map_len);
+	pthread_spin_destroy(&cq->lock);
+	free(cq);
+	return 0;
+}
+
+/* Indexed by enum rdmap_sw_cqe_opcode. */
+static const enum ibv_wc_opcode rsw_wc_opcode[] = {
+	[RDMAP_SW_WC_SEND] = IBV_WC_SEND,
+	[RDMAP_SW_WC_RDMA_WRITE] = IBV_WC_RDMA_WRITE,
+	[RDMAP_SW_WC_RDMA_READ] = IBV_WC_RDMA_READ,
+	[RDMAP_SW_WC_COMP_SWAP] = IBV_WC_COMP_SWAP,
+	[RDMAP_SW_WC_FETCH_ADD] = IBV_WC_FETCH_ADD,
+	/* libibverbs has no opcodes of their own for the masked atomics */
+	[RDMAP_SW_WC_MASKED_COMP_SWAP] = IBV_WC_COMP_SWAP,
+	[RDMAP_SW_WC_MASKED_FETCH_ADD] = IBV_WC_FETCH_ADD,
+	[RDMAP_SW_WC_LOCAL_INV] = IBV_WC_LOCAL_INV,
+	/* kernel QPs only; a user CQ shared with none never sees it */
+	[RDMAP_SW_WC_REG_MR] = IBV_WC_DRIVER1,
+	[RDMAP_SW_WC_BIND_MW] = IBV_WC_BIND_MW,
+	[RDMAP_SW_WC_RECV] = IBV_WC_RECV,
+	[RDMAP_SW_WC_RECV_RDMA_WITH_IMM] = IBV_WC_RECV_RDMA_WITH_IMM,
+};
+
+/* Indexed by enum rdmap_sw_cqe_status. */
+static const enum ibv_wc_status rsw_wc_status[] = {
+	[RDMAP_SW_WC_SUCCESS] = IBV_WC_SUCCESS,
+	[RDMAP_SW_WC_LOC_LEN_ERR] = IBV_WC_LOC_LEN_ERR,
+	[RDMAP_SW_WC_LOC_QP_OP_ERR] = IBV_WC_LOC_QP_OP_ERR,
+	[RDMAP_SW_WC_LOC_PROT_ERR] = IBV_WC_LOC_PROT_ERR,
+	[RDMAP_SW_WC_WR_FLUSH_ERR] = IBV_WC_WR_FLUSH_ERR,
+	[RDMAP_SW_WC_MW_BIND_ERR] = IBV_WC_MW_BIND_ERR,
+	[RDMAP_SW_WC_BAD_RESP_ERR] = IBV_WC_BAD_RESP_ERR,
+	[RDMAP_SW_WC_LOC_ACCESS_ERR] = IBV_WC_LOC_ACCESS_ERR,
+	[RDMAP_SW_WC_REM_INV_REQ_ERR] = IBV_WC_REM_INV_REQ_ERR,
+	[RDMAP_SW_WC_REM_ACCESS_ERR] = IBV_WC_REM_ACCESS_ERR,
+	[RDMAP_SW_WC_REM_OP_ERR] = IBV_WC_REM_OP_ERR,
+	[RDMAP_SW_WC_RESP_TIMEOUT_ERR] = IBV_WC_RESP_TIMEOUT_ERR,
+	[RDMAP_SW_WC_REM_ABORT_ERR] = IBV_WC_REM_ABORT_ERR,
+	[RDMAP_SW_WC_FATAL_ERR] = IBV_WC_FATAL_ERR,
+	[RDMAP_SW_WC_GENERAL_ERR] = IBV_WC_GENERAL_ERR,
+};
+
+#define RSW_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/*
+ * Translate a copied entry.  A value we do not know (a newer kernel) turns
+ * into a general error rather than a made-up success.
+ */
+static void rsw_cqe_to_wc(const struct rdmap_sw_cqe *cqe, struct ibv_wc *wc)
+{
+	memset(wc, 0, sizeof(*wc));
+	wc->wr_id = cqe->wr_id;
+	wc->byte_len = cqe->byte_len;
+	wc->qp_num = cqe->qp_num;
+	wc->vendor_err = cqe->vendor_err;
+	wc->status = IBV_WC_GENERAL_ERR;
+	if (cqe->status < RSW_ARRAY_SIZE(rsw_wc_status))
+		wc->status = rsw_wc_status[cqe->status];
+	if (cqe->opcode < RSW_ARRAY_SIZE(rsw_wc_opcode))
+		wc->opcode = rsw_wc_opcode[cqe->opcode];
+	else
+		wc->status = IBV_WC_GENERAL_ERR;
+
+	if (cqe->flags & RDMAP_SW_CQE_WITH_IMM) {
+		wc->wc_flags |= IBV_WC_WITH_IMM;
+		wc->imm_data = cqe->ex_data;	/* already big-endian */
+	} else if (cqe->flags & RDMAP_SW_CQE_WITH_INV) {
+		wc->wc_flags |= IBV_WC_WITH_INV;
+		wc->invalidated_rkey = cqe->ex_data;
+	}
+}
+
+int rsw_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
+{
+	struct rsw_cq *cq = to_rsw_cq(ibcq);
+	struct rdmap_sw_cqe copy;
+	uint32_t start;
+	int n = 0;
+
+	pthread_spin_lock(&cq->lock);
+	start = cq->cons;
+	while (n < num_entries) {
+		const struct rdmap_sw_cqe *cqe =
+			&cq->ring[cq->cons & (cq->size - 1)];
+
+		/* Acquire: the entry's body is read only after its seq. */
+		if (rsw_load_acquire(&cqe->seq) != cq->cons)
+			break;
+		memcpy(&copy, cqe, sizeof(copy));
+		rsw_cqe_to_wc(&copy, &wc[n++]);
+		cq->cons++;
+	}
+	/* Release: the copies are done before the slots go back. */
+	if (cq->cons != start)
+		rsw_store_release(&cq->ctrl->cons, cq->cons);
+	if (!cq->overflow_seen &&
+	    (rsw_load_relaxed(&cq->ctrl->flags) & RDMAP_SW_CQ_F_OVERFLOW)) {
+		cq->overflow_seen = true;
+		verbs_err(verbs_get_ctx(ibcq->context),
+			  "CQ %p overran: completions were lost\n", ibcq);
+	}
+	pthread_spin_unlock(&cq->lock);
+	return n;
+}
+
+/*
+ * Raise ctrl.notify to the requested level, never lower it: the kernel may
+ * clear it at any moment (compare-and-exchange), so this is a CAS loop too.
+ * The full barrier orders the arm before the caller's next poll, which is
+ * the consumer's half of the ABI's "signalled or seen" rule; no system call.
+ */
+int rsw_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
+{
+	struct rsw_cq *cq = to_rsw_cq(ibcq);
+	_Atomic(uint32_t) *notify = (_Atomic(uint32_t) *)&cq->ctrl->notify;
+	uint32_t want = solicited_only ? RDMAP_SW_CQ_NOTIFY_SOLICITED :
+					 RDMAP_SW_CQ_NOTIFY_NEXT;
+	uint32_t cur;
+
+	cur = atomic_load_explicit(notify, memory_order_relaxed);
+	while (cur < want &&
+	       !atomic_compare_exchange_weak_explicit(notify, &cur, want,
+						      memory_order_seq_cst,
+						      memory_order_relaxed))
+		;
+	rsw_full_barrier();
+	return 0;
+}
