@@ -13,7 +13,7 @@
 #   +-----------------------------------------------+
 #
 # Checks: rsw0 is listed; it is iWARP with port 1 PORT_ACTIVE; verbs-smoke
-# (the workload this stage supports: open, query, PD, CQ refused) passes;
+# (open, query, PD, CQ ring and arming, MR, RC QP, local refusals, flush) passes;
 # the port follows dummy0 down and up; link and module go away cleanly.
 # shellcheck source=scripts/tests/lib.sh
 . "$(dirname "$0")/lib.sh"
