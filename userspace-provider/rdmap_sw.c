@@ -24,6 +24,16 @@
 
 #include "rdmap_sw.h"
 
+/*
+ * No table entry can name our devices (no driver id, no PCI ids, any
+ * name): rsw_match_device() decides.  The empty table must exist all the
+ * same, as libibverbs walks every provider's table for devices that have a
+ * driver id (siw, rxe, ...) without checking for NULL.
+ */
+static const struct verbs_match_ent rsw_match_table[] = {
+	{}
+};
+
 static bool rsw_match_device(struct verbs_sysfs_dev *sysfs_dev)
 {
 	char hca_type[32];
@@ -132,6 +142,7 @@ static const struct verbs_device_ops rsw_device_ops = {
 	.name = "rdmap_sw",
 	.match_min_abi_version = RDMAP_SW_ABI_VERSION,
 	.match_max_abi_version = RDMAP_SW_ABI_VERSION,
+	.match_table = rsw_match_table,
 	.match_device = rsw_match_device,
 	.alloc_device = rsw_alloc_device,
 	.uninit_device = rsw_uninit_device,

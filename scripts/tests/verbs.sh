@@ -17,6 +17,8 @@
 # the port follows dummy0 down and up; link and module go away cleanly.
 # shellcheck source=scripts/tests/lib.sh
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=scripts/lib.sh
+. "$RSW_TOP/scripts/lib.sh"
 
 : "${RSW_OUT:?run me through scripts/vm}"
 DEV=rsw0
@@ -72,6 +74,28 @@ poll_until 5 "PORT_DOWN" port_state_is PORT_DOWN
 check "$RSW_RDMA_SMOKE" "$DEV" down
 check ip link set "$NETDEV" up
 poll_until 5 "PORT_ACTIVE" port_state_is PORT_ACTIVE
+
+# Devices of other providers, which have a kernel driver id (siw here, a
+# test peer built by scripts/siw), sit next to ours: libibverbs walks every
+# provider's match table for them, ours included.
+siw_ko="$(rsw_siw_dir "$RSW_KREL")/plain/siw.ko"
+if [ -f "$siw_ko" ]; then
+	step "with siw0 next to $DEV: both listed, both open"
+	insmod_deps "$siw_ko"
+	check ip link add dummy1 type dummy
+	check ip link set dummy1 up
+	check rdma link add siw0 type siw netdev dummy1
+	check "$RSW_RDMA_BIN/ibv_devices"
+	assert_match "$T_OUT" "^[[:space:]]+$DEV[[:space:]]" "ibv_devices: $DEV"
+	assert_match "$T_OUT" "^[[:space:]]+siw0[[:space:]]" "ibv_devices: siw0"
+	check "$RSW_RDMA_SMOKE" "$DEV" active
+	check "$RSW_RDMA_BIN/ibv_devinfo" -d siw0
+	check rdma link delete siw0
+	check rmmod siw
+	check ip link delete dummy1
+else
+	skip "no siw.ko for $RSW_KREL (scripts/siw): not checked next to siw0"
+fi
 
 step "detach and unload"
 check rdma link delete "$DEV"
