@@ -130,10 +130,17 @@ static struct ibv_qp *rsw_create_qp_common(struct ibv_context *ctx,
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	if (attr->comp_mask & ~(IBV_QP_INIT_ATTR_PD |
-				IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) ||
-	    !(attr->comp_mask & IBV_QP_INIT_ATTR_PD)) {
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD)) {
 		errno = EINVAL;
+		return NULL;
+	}
+	/* Create flags are fine as long as none is set. */
+	if (attr->comp_mask & ~(IBV_QP_INIT_ATTR_PD |
+				IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
+				IBV_QP_INIT_ATTR_CREATE_FLAGS) ||
+	    ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
+	     attr->create_flags)) {
+		errno = EOPNOTSUPP;
 		return NULL;
 	}
 	if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&

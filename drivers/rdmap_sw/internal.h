@@ -220,8 +220,9 @@ enum rsw_mr_err rsw_mr_bvecs(const struct rsw_mr_ref *ref, u64 to, u64 len,
 			     unsigned int *nr_bv, u64 *bytes);
 /*
  * IB_WR_REG_MR on a QP of @pd.  0, or -EINVAL (not a fast-reg MR, key of
- * another index, bad access flags, region not mapped), -EACCES (MR of
- * another PD), -EBUSY (MR still valid).
+ * another index, bad access flags, region not mapped), -EOPNOTSUPP (rights
+ * not offered: memory windows, zero based), -EACCES (MR of another PD),
+ * -EBUSY (MR still valid).
  */
 int rsw_mr_fastreg(struct ib_pd *pd, const struct ib_reg_wr *wr);
 /*

@@ -421,8 +421,9 @@ EXPORT_SYMBOL_IF_KUNIT(rsw_mr_bvecs);
 static int rsw_mr_rights(int access, u32 *rights)
 {
 	access &= ~RSW_MR_HINTS;
+	/* Memory windows, zero-based and on-demand MRs are not offered. */
 	if (access & ~RSW_MR_RIGHTS)
-		return -EINVAL;
+		return -EOPNOTSUPP;
 	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
 	    !(access & IB_ACCESS_LOCAL_WRITE))
 		return -EINVAL;

@@ -541,6 +541,14 @@ static int rsw_qp_change_state(struct rsw_qp *qp, enum ib_qp_state to)
 	int ret;
 
 	lockdep_assert_held(&qp->lock);
+	/*
+	 * An orderly close of a stream that has already ended (the peer
+	 * closed, a Terminate) has nothing left to do: rdma_disconnect()
+	 * moves an iWARP QP to SQD whatever happened before.
+	 */
+	if (to == IB_QPS_SQD && (qp->state == RSW_QPS_TERMINATE ||
+				 qp->state == RSW_QPS_ERROR))
+		return 0;
 	ret = rsw_qp_transition(qp->state, to, &next);
 	if (ret)
 		return ret;

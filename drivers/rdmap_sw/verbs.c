@@ -8,6 +8,7 @@
  * unprivileged users, so errors are returned, never logged.
  */
 #include <linux/ethtool.h>
+#include <linux/log2.h>
 #include <linux/rtnetlink.h>
 #include <rdma/ib_mad.h>
 #include <rdma/rdmap_sw-abi.h>
@@ -140,6 +141,14 @@ static int rsw_query_device(struct ib_device *ibdev,
 	attr->max_mr = RSW_MAX_MR;
 	attr->max_fast_reg_page_list_len = RSW_MAX_FRMR_PAGES;
 	attr->max_mr_size = RSW_MAX_MR_SIZE;
+	/*
+	 * No vendor behind us: "rsw" in a 24-bit value whose first octet has
+	 * the locally administered bit, so no assigned OUI can collide.
+	 */
+	attr->vendor_id = 0x727377;
+	/* The page sizes fast registration takes (mem.c). */
+	attr->page_size_cap = GENMASK_ULL(ilog2(RSW_MR_MAX_PAGE_SIZE),
+					  ilog2(RSW_MR_MIN_PAGE_SIZE));
 	attr->max_pkeys = 1;
 	attr->max_qp = RSW_MAX_QP;
 	attr->max_qp_wr = RSW_MAX_QP_WR;
@@ -171,6 +180,7 @@ static int rsw_query_port(struct ib_device *ibdev, u32 port,
 			   IB_PORT_PHYS_STATE_LINK_UP :
 			   IB_PORT_PHYS_STATE_DISABLED;
 	attr->max_mtu = IB_MTU_4096;
+	attr->max_msg_sz = RSW_MAX_MSG_SIZE;
 	attr->active_mtu = ib_mtu_int_to_enum(snap.mtu);
 	attr->active_speed = snap.speed;
 	attr->active_width = snap.width;

@@ -58,9 +58,11 @@ uverbs_ready() {
 	return 1
 }
 
-# listening PORT: an rdma_cm id listens on PORT.
+# listening PORT: an rdma_cm id listens on PORT and so does the device's
+# TCP socket (rdma_cm shows LISTEN before the provider's listen is done).
 listening() {
-	rdma res show cm_id | grep -E "state LISTEN .*src-addr [^ ]*:$1( |$)"
+	rdma res show cm_id | grep -E "state LISTEN .*src-addr [^ ]*:$1( |$)" &&
+		ss -Hltn "sport = :$1" | grep -q .
 }
 
 # start_server NAME PORT CMD...: run CMD in the background (bounded by
