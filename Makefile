@@ -4,9 +4,10 @@
 #
 #   make                 build rdmap_sw.ko against KDIR (see below)
 #   make install         install it into /lib/modules/<release>/updates
-#   make run             main job: build, boot a VM, attach rsw0, show it
+#   make run             main job: build, boot a VM, attach rsw0, run rping and perftest
 #   make check           every test: builds, KUnit, VM tests (what CI runs)
 #   make kunit           KUnit suites on the debug kernel only
+#   make bench           rdmap_sw vs siw, rxe, TCP in one VM (~10-15 min)
 #   make setup           install dependencies (done by the targets above)
 #
 # KDIR: a kernel build directory.  If unset, the running kernel's
@@ -24,7 +25,7 @@ KDIR = $(shell scripts/setup >&2 && . scripts/lib.sh && rsw_kdir 6.12)
 endif
 endif
 
-.PHONY: all modules install setup run check kunit clean
+.PHONY: all modules install setup run check kunit bench clean
 
 all: modules
 
@@ -49,6 +50,9 @@ check:
 kunit:
 	scripts/setup
 	scripts/kunit
+
+bench:
+	scripts/bench
 
 clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
