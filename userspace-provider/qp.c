@@ -122,6 +122,7 @@ static struct ibv_qp *rsw_create_qp_common(struct ibv_context *ctx,
 {
 	struct rsw_cmd_create_qp cmd = {};
 	struct rsw_cmd_create_qp_resp resp = {};
+	struct ibv_qp_init_attr_ex cmd_attr;
 	struct rsw_qp *qp;
 	int ret;
 
@@ -154,10 +155,17 @@ static struct ibv_qp *rsw_create_qp_common(struct ibv_context *ctx,
 		return NULL;
 	}
 
-	ret = ibv_cmd_create_qp_ex(ctx, &qp->vqp, attr, &cmd.ibv_cmd,
+	/*
+	 * libibverbs' command refuses the create-flags mask bit even with no
+	 * flag set (checked above): send a copy without it, keep its caps.
+	 */
+	cmd_attr = *attr;
+	cmd_attr.comp_mask &= ~IBV_QP_INIT_ATTR_CREATE_FLAGS;
+	ret = ibv_cmd_create_qp_ex(ctx, &qp->vqp, &cmd_attr, &cmd.ibv_cmd,
 				   sizeof(cmd), &resp.ibv_resp, sizeof(resp));
 	if (ret)
 		goto err_free;
+	attr->cap = cmd_attr.cap;
 
 	ret = rsw_qp_map(qp, ctx->cmd_fd, &resp.drv_payload, &attr->cap);
 	if (ret) {
