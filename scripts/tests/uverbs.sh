@@ -212,6 +212,15 @@ else
 				continue
 			fi
 			wait "$SRV_PID" || true
+			# Open issue (Documentation/userspace.rst): now and then
+			# the client's connect to a fresh perftest server is
+			# refused (REJECTED, -111), seen with ib_send_bw only,
+			# and perftest then crashes in its error path.  Retried,
+			# and reported on every occurrence.
+			if grep -q "RDMA_CM_EVENT_REJECTED; error: -111" <<<"$out"; then
+				note "run $try: connect refused (open issue, see userspace.rst); retrying"
+				continue
+			fi
 			grep -q "Can't produce a report" <<<"$out" ||
 				{ printf '%s\n' "$out" | tail -n 30 | indent; fail "$tool exit status $rc"; }
 			note "run $try: perftest could not time the run (TCG clock probe); retrying"
