@@ -145,6 +145,17 @@ insmod_deps() {
 	check insmod "$1"
 }
 
+# uverbs_ready DEV: uverbs has published a character device for DEV (for
+# poll_until).
+uverbs_ready() {
+	local d
+	for d in /sys/class/infiniband_verbs/uverbs*; do
+		[ "$(cat "$d/ibdev" 2>/dev/null)" = "$1" ] &&
+			[ -c "/dev/infiniband/${d##*/}" ] && return 0
+	done
+	return 1
+}
+
 # file_is FILE VALUE: for poll_until.
 file_is() { [ -r "$1" ] && [ "$(cat "$1")" = "$2" ]; }
 

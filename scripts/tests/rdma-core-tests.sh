@@ -76,15 +76,6 @@ mkdir -p "$LOGS"
 
 t_banner
 
-uverbs_ready() {
-	local d
-	for d in /sys/class/infiniband_verbs/uverbs*; do
-		[ "$(cat "$d/ibdev" 2>/dev/null)" = "$DEV" ] &&
-			[ -c "/dev/infiniband/${d##*/}" ] && return 0
-	done
-	return 1
-}
-
 step "load the RDMA core and $RSW_DRIVER"
 check modprobe -a ib_core ib_uverbs iw_cm rdma_cm rdma_ucm
 check modprobe dummy numdummies=0
@@ -111,7 +102,7 @@ check ip link add "$NETDEV" type dummy
 check ip addr add "$IP/24" dev "$NETDEV"
 check ip link set "$NETDEV" up
 check rdma link add "$DEV" type "$RSW_DRIVER" netdev "$NETDEV"
-poll_until 10 "uverbs device for $DEV" uverbs_ready
+poll_until 10 "uverbs device for $DEV" uverbs_ready "$DEV"
 check rdma link show -j
 check "$RSW_RDMA_BIN/ibv_devinfo" -v -d "$DEV"
 

@@ -48,15 +48,6 @@ mkdir -p "$LOGS"
 
 t_banner
 
-# True when uverbs has published a character device for $DEV.
-uverbs_ready() {
-	local d
-	for d in /sys/class/infiniband_verbs/uverbs*; do
-		[ "$(cat "$d/ibdev" 2>/dev/null)" = "$DEV" ] &&
-			[ -c "/dev/infiniband/${d##*/}" ] && return 0
-	done
-	return 1
-}
 
 # listening PORT: an rdma_cm id listens on PORT and so does the device's
 # TCP socket (rdma_cm shows LISTEN before the provider's listen is done).
@@ -115,7 +106,7 @@ check ip link add "$NETDEV" type dummy
 check ip addr add "$IP/24" dev "$NETDEV"
 check ip link set "$NETDEV" up
 check rdma link add "$DEV" type rdmap_sw netdev "$NETDEV"
-poll_until 10 "uverbs device for $DEV" uverbs_ready
+poll_until 10 "uverbs device for $DEV" uverbs_ready "$DEV"
 
 step "ibv_devinfo -v"
 check "$B/ibv_devinfo" -v -d "$DEV"

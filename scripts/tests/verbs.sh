@@ -29,15 +29,6 @@ eval "$("$RSW_TOP/scripts/rdma-core" env)"
 	fail "rdma-core 56.1 or the provider is not built (run scripts/rdma-core)"
 export LD_LIBRARY_PATH=$RSW_RDMA_LIB
 
-# True when uverbs has published a character device for $DEV.
-uverbs_ready() {
-	local d
-	for d in /sys/class/infiniband_verbs/uverbs*; do
-		[ "$(cat "$d/ibdev" 2>/dev/null)" = "$DEV" ] &&
-			[ -c "/dev/infiniband/${d##*/}" ] && return 0
-	done
-	return 1
-}
 
 port_state_is() {
 	"$RSW_RDMA_BIN/ibv_devinfo" -d "$DEV" | grep -qE "state:[[:space:]]+$1 "
@@ -52,7 +43,7 @@ check ip link add "$NETDEV" type dummy
 check ip addr add 192.0.2.1/24 dev "$NETDEV"
 check ip link set "$NETDEV" up
 check rdma link add "$DEV" type rdmap_sw netdev "$NETDEV"
-poll_until 10 "uverbs device for $DEV" uverbs_ready
+poll_until 10 "uverbs device for $DEV" uverbs_ready "$DEV"
 check rdma link show
 check rdma dev show "$DEV"
 
