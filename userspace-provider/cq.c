@@ -56,12 +56,25 @@ static int rsw_cq_map(struct rsw_cq *cq, int cmd_fd,
 	return 0;
 }
 
-struct ibv_cq *rsw_create_cq(struct ibv_context *ctx, int cqe,
-			     struct ibv_comp_channel *channel,
-			     int comp_vector)
+/* Undo ibv_cmd_create_cq{,_ex}() and free @cq after a failed mapping. */
+static int rsw_cq_setup(struct rsw_cq *cq, struct ibv_context *ctx,
+			const struct rdmap_sw_uresp_create_cq *uresp)
 {
-	struct rsw_cmd_create_cq cmd = {};
-	struct rsw_cmd_create_cq_resp resp = {};
+	int ret;
+
+	ret = rsw_cq_map(cq, ctx->cmd_fd, uresp);
+	if (ret) {
+		verbs_err(verbs_get_ctx(ctx),
+			  "cannot map CQ ring (size %u, len %llu): %s\n",
+			  uresp->size, (unsigned long long)uresp->mmap_len,
+			  strerror(ret));
+		ibv_cmd_destroy_cq(&cq->vcq.cq);
+	}
+	return ret;
+}
+
+static struct rsw_cq *rsw_cq_alloc(void)
+{
 	struct rsw_cq *cq;
 	int ret;
 
@@ -71,33 +84,43 @@ struct ibv_cq *rsw_create_cq(struct ibv_context *ctx, int cqe,
 		return NULL;
 	}
 	ret = pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
-	if (ret)
-		goto err_free;
+	if (ret) {
+		free(cq);
+		errno = ret;
+		return NULL;
+	}
+	return cq;
+}
 
+static void rsw_cq_free(struct rsw_cq *cq, int err)
+{
+	pthread_spin_destroy(&cq->lock);
+	free(cq);
+	errno = err;
+}
+
+struct ibv_cq *rsw_create_cq(struct ibv_context *ctx, int cqe,
+			     struct ibv_comp_channel *channel,
+			     int comp_vector)
+{
+	struct rsw_cmd_create_cq cmd = {};
+	struct rsw_cmd_create_cq_resp resp = {};
+	struct rsw_cq *cq;
+	int ret;
+
+	cq = rsw_cq_alloc();
+	if (!cq)
+		return NULL;
 	ret = ibv_cmd_create_cq(ctx, cqe, channel, comp_vector, &cq->vcq.cq,
 				&cmd.ibv_cmd, sizeof(cmd), &resp.ibv_resp,
 				sizeof(resp));
-	if (ret)
-		goto err_lock;
-
-	ret = rsw_cq_map(cq, ctx->cmd_fd, &resp.drv_payload);
+	if (!ret)
+		ret = rsw_cq_setup(cq, ctx, &resp.drv_payload);
 	if (ret) {
-		verbs_err(verbs_get_ctx(ctx),
-			  "cannot map CQ ring (size %u, len %llu): %s\n",
-			  resp.size, (unsigned long long)resp.mmap_len,
-			  strerror(ret));
-		goto err_destroy;
+		rsw_cq_free(cq, ret);
+		return NULL;
 	}
 	return &cq->vcq.cq;
-
-err_destroy:
-	ibv_cmd_destroy_cq(&cq->vcq.cq);
-err_lock:
-	pthread_spin_destroy(&cq->lock);
-err_free:
-	free(cq);
-	errno = ret;
-	return NULL;
 }
 
 int rsw_destroy_cq(struct ibv_cq *ibcq)
@@ -181,6 +204,18 @@ static void rsw_cqe_to_wc(const struct rdmap_sw_cqe *cqe, struct ibv_wc *wc)
 	}
 }
 
+/* Say once, loudly, that the kernel found the ring full.  Lock held. */
+static void rsw_cq_check_overrun(struct rsw_cq *cq)
+{
+	if (!cq->overflow_seen &&
+	    (rsw_load_relaxed(&cq->ctrl->flags) & RDMAP_SW_CQ_F_OVERFLOW)) {
+		cq->overflow_seen = true;
+		verbs_err(verbs_get_ctx(cq->vcq.cq.context),
+			  "CQ %p overran: completions were lost\n",
+			  &cq->vcq.cq);
+	}
+}
+
 int rsw_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 {
 	struct rsw_cq *cq = to_rsw_cq(ibcq);
@@ -204,12 +239,7 @@ int rsw_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 	/* Release: the copies are done before the slots go back. */
 	if (cq->cons != start)
 		rsw_store_release(&cq->ctrl->cons, cq->cons);
-	if (!cq->overflow_seen &&
-	    (rsw_load_relaxed(&cq->ctrl->flags) & RDMAP_SW_CQ_F_OVERFLOW)) {
-		cq->overflow_seen = true;
-		verbs_err(verbs_get_ctx(ibcq->context),
-			  "CQ %p overran: completions were lost\n", ibcq);
-	}
+	rsw_cq_check_overrun(cq);
 	pthread_spin_unlock(&cq->lock);
 	return n;
 }
@@ -236,4 +266,172 @@ int rsw_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 		;
 	rsw_full_barrier();
 	return 0;
+}
+
+/* ------------------------------------------------- extended CQ polling */
+
+/*
+ * The extended poll API walks the ring in place: start_poll takes the
+ * lock and the first entry, next_poll the following ones, end_poll hands
+ * every entry taken back to the kernel at once and unlocks.  Each entry is
+ * copied and translated as it is taken (the ring slot may be rewritten by
+ * the kernel once it is handed back), and the read_* callbacks return
+ * fields of that translation.
+ */
+static inline struct rsw_cq *to_rsw_cq_ex(struct ibv_cq_ex *cq)
+{
+	return container_of(cq, struct rsw_cq, vcq.cq_ex);
+}
+
+/* Take the entry at cq->cons into cur_wc; ENOENT when there is none. */
+static int rsw_cq_ex_take(struct rsw_cq *cq)
+{
+	const struct rdmap_sw_cqe *cqe = &cq->ring[cq->cons & (cq->size - 1)];
+	struct rdmap_sw_cqe copy;
+
+	if (rsw_load_acquire(&cqe->seq) != cq->cons)
+		return ENOENT;
+	memcpy(&copy, cqe, sizeof(copy));
+	rsw_cqe_to_wc(&copy, &cq->cur_wc);
+	cq->cons++;
+	cq->vcq.cq_ex.wr_id = cq->cur_wc.wr_id;
+	cq->vcq.cq_ex.status = cq->cur_wc.status;
+	return 0;
+}
+
+static int rsw_start_poll(struct ibv_cq_ex *ibcq, struct ibv_poll_cq_attr *attr)
+{
+	struct rsw_cq *cq = to_rsw_cq_ex(ibcq);
+	int ret;
+
+	if (attr->comp_mask)
+		return EINVAL;
+	pthread_spin_lock(&cq->lock);
+	cq->poll_start = cq->cons;
+	ret = rsw_cq_ex_take(cq);
+	/* Nothing taken: the caller will not call end_poll. */
+	if (ret)
+		pthread_spin_unlock(&cq->lock);
+	return ret;
+}
+
+static int rsw_next_poll(struct ibv_cq_ex *ibcq)
+{
+	return rsw_cq_ex_take(to_rsw_cq_ex(ibcq));
+}
+
+static void rsw_end_poll(struct ibv_cq_ex *ibcq)
+{
+	struct rsw_cq *cq = to_rsw_cq_ex(ibcq);
+
+	/* Release: the copies are done before the slots go back. */
+	if (cq->cons != cq->poll_start)
+		rsw_store_release(&cq->ctrl->cons, cq->cons);
+	rsw_cq_check_overrun(cq);
+	pthread_spin_unlock(&cq->lock);
+}
+
+static enum ibv_wc_opcode rsw_read_opcode(struct ibv_cq_ex *ibcq)
+{
+	return to_rsw_cq_ex(ibcq)->cur_wc.opcode;
+}
+
+static uint32_t rsw_read_vendor_err(struct ibv_cq_ex *ibcq)
+{
+	return to_rsw_cq_ex(ibcq)->cur_wc.vendor_err;
+}
+
+static uint32_t rsw_read_byte_len(struct ibv_cq_ex *ibcq)
+{
+	return to_rsw_cq_ex(ibcq)->cur_wc.byte_len;
+}
+
+static __be32 rsw_read_imm_data(struct ibv_cq_ex *ibcq)
+{
+	const struct ibv_wc *wc = &to_rsw_cq_ex(ibcq)->cur_wc;
+
+	/* The union holds the invalidated STag for IBV_WC_WITH_INV. */
+	return wc->wc_flags & IBV_WC_WITH_IMM ? wc->imm_data : 0;
+}
+
+static uint32_t rsw_read_qp_num(struct ibv_cq_ex *ibcq)
+{
+	return to_rsw_cq_ex(ibcq)->cur_wc.qp_num;
+}
+
+static unsigned int rsw_read_wc_flags(struct ibv_cq_ex *ibcq)
+{
+	return to_rsw_cq_ex(ibcq)->cur_wc.wc_flags;
+}
+
+/* RC over a connection: no source QP, LIDs or service levels; all zero. */
+static uint32_t rsw_read_zero32(struct ibv_cq_ex *ibcq)
+{
+	return 0;
+}
+
+static uint8_t rsw_read_zero8(struct ibv_cq_ex *ibcq)
+{
+	return 0;
+}
+
+/* What create_cq_ex accepts; anything else is EOPNOTSUPP. */
+#define RSW_CQ_EX_WC_FLAGS	IBV_WC_STANDARD_FLAGS
+#define RSW_CQ_EX_COMP_MASK	IBV_CQ_INIT_ATTR_MASK_FLAGS
+/* A hint: the CQ keeps its lock, which costs nothing uncontended. */
+#define RSW_CQ_EX_FLAGS		IBV_CREATE_CQ_ATTR_SINGLE_THREADED
+
+static void rsw_cq_ex_init_ops(struct ibv_cq_ex *ex, uint64_t wc_flags)
+{
+	ex->start_poll = rsw_start_poll;
+	ex->next_poll = rsw_next_poll;
+	ex->end_poll = rsw_end_poll;
+	ex->read_opcode = rsw_read_opcode;
+	ex->read_vendor_err = rsw_read_vendor_err;
+	ex->read_wc_flags = rsw_read_wc_flags;
+	if (wc_flags & IBV_WC_EX_WITH_BYTE_LEN)
+		ex->read_byte_len = rsw_read_byte_len;
+	if (wc_flags & IBV_WC_EX_WITH_IMM)
+		ex->read_imm_data = rsw_read_imm_data;
+	if (wc_flags & IBV_WC_EX_WITH_QP_NUM)
+		ex->read_qp_num = rsw_read_qp_num;
+	if (wc_flags & IBV_WC_EX_WITH_SRC_QP)
+		ex->read_src_qp = rsw_read_zero32;
+	if (wc_flags & IBV_WC_EX_WITH_SLID)
+		ex->read_slid = rsw_read_zero32;
+	if (wc_flags & IBV_WC_EX_WITH_SL)
+		ex->read_sl = rsw_read_zero8;
+	if (wc_flags & IBV_WC_EX_WITH_DLID_PATH_BITS)
+		ex->read_dlid_path_bits = rsw_read_zero8;
+}
+
+struct ibv_cq_ex *rsw_create_cq_ex(struct ibv_context *ctx,
+				   struct ibv_cq_init_attr_ex *attr)
+{
+	struct rsw_cmd_create_cq_ex cmd = {};
+	struct rsw_cmd_create_cq_ex_resp resp = {};
+	struct rsw_cq *cq;
+	int ret;
+
+	if ((attr->wc_flags & ~(uint64_t)RSW_CQ_EX_WC_FLAGS) ||
+	    (attr->comp_mask & ~(uint32_t)RSW_CQ_EX_COMP_MASK) ||
+	    ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+	     (attr->flags & ~(uint32_t)RSW_CQ_EX_FLAGS))) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	cq = rsw_cq_alloc();
+	if (!cq)
+		return NULL;
+	/* libibverbs passes no flag of ours on: the hint stays here. */
+	ret = ibv_cmd_create_cq_ex(ctx, attr, &cq->vcq, &cmd.ibv_cmd,
+				   sizeof(cmd), &resp.ibv_resp, sizeof(resp), 0);
+	if (!ret)
+		ret = rsw_cq_setup(cq, ctx, &resp.drv_payload);
+	if (ret) {
+		rsw_cq_free(cq, ret);
+		return NULL;
+	}
+	rsw_cq_ex_init_ops(&cq->vcq.cq_ex, attr->wc_flags);
+	return &cq->vcq.cq_ex;
 }

@@ -59,6 +59,7 @@ static void rsw_free_context(struct ibv_context *ibctx)
 static const struct verbs_context_ops rsw_context_ops = {
 	.alloc_pd = rsw_alloc_pd,
 	.create_cq = rsw_create_cq,
+	.create_cq_ex = rsw_create_cq_ex,
 	.create_qp = rsw_create_qp,
 	.create_qp_ex = rsw_create_qp_ex,
 	.dealloc_pd = rsw_dealloc_pd,

@@ -32,6 +32,8 @@ DECLARE_DRV_CMD(rsw_alloc_context, IB_USER_VERBS_CMD_GET_CONTEXT,
 		empty, rdmap_sw_uresp_alloc_ctx);
 DECLARE_DRV_CMD(rsw_cmd_create_cq, IB_USER_VERBS_CMD_CREATE_CQ,
 		empty, rdmap_sw_uresp_create_cq);
+DECLARE_DRV_CMD(rsw_cmd_create_cq_ex, IB_USER_VERBS_EX_CMD_CREATE_CQ,
+		empty, rdmap_sw_uresp_create_cq);
 DECLARE_DRV_CMD(rsw_cmd_create_qp, IB_USER_VERBS_CMD_CREATE_QP,
 		empty, rdmap_sw_uresp_create_qp);
 
@@ -91,6 +93,14 @@ struct rsw_cq {
 	uint32_t size;		/* entries, a power of two */
 	uint32_t cons;		/* next entry to take */
 	bool overflow_seen;	/* RDMAP_SW_CQ_F_OVERFLOW already reported */
+	/*
+	 * Extended polling (ibv_start_poll .. ibv_end_poll), with lock held
+	 * throughout: cur is the copy of the current entry, cur_wc its
+	 * translation (the read_* callbacks return fields of it) and
+	 * poll_start the cons value at start_poll.
+	 */
+	uint32_t poll_start;
+	struct ibv_wc cur_wc;
 };
 
 /*
@@ -169,12 +179,15 @@ int rsw_dereg_mr(struct verbs_mr *vmr);
 
 /*
  * cq.c: completion queues.  create and destroy are system calls plus
- * mmap/munmap; poll_cq and req_notify_cq only touch the shared ring and may
- * be called from any thread.
+ * mmap/munmap; poll_cq, the extended poll (ibv_start_poll and friends) and
+ * req_notify_cq only touch the shared ring and may be called from any
+ * thread.
  */
 struct ibv_cq *rsw_create_cq(struct ibv_context *ctx, int cqe,
 			     struct ibv_comp_channel *channel,
 			     int comp_vector);
+struct ibv_cq_ex *rsw_create_cq_ex(struct ibv_context *ctx,
+				   struct ibv_cq_init_attr_ex *attr);
 int rsw_destroy_cq(struct ibv_cq *cq);
 int rsw_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
 int rsw_req_notify_cq(struct ibv_cq *cq, int solicited_only);

@@ -18,7 +18,9 @@
  *     order (WR_FLUSH_ERR) and signal the armed channel; a send and a
  *     receive posted in ERROR come back flushed (the drain pattern);
  *   - the extended send API (ibv_wr_*): refused batches, an aborted one,
- *     a good one in ERROR flushed.
+ *     a good one in ERROR flushed;
+ *   - the extended CQ (ibv_create_cq_ex): unsupported fields refused,
+ *     flushed receives read through ibv_start_poll/next_poll/end_poll.
  * Prints one line per check; exits 0 only if every check passed.
  */
 #include <errno.h>
@@ -497,6 +499,132 @@ static void check_qp_rings(struct ibv_pd *pd, struct ibv_cq *cq,
 	check(!ret, "ibv_destroy_qp (%s)", strerror(ret));
 }
 
+static void expect_cq_ex_refused(struct ibv_context *ctx,
+				 struct ibv_cq_init_attr_ex *attr,
+				 const char *what)
+{
+	struct ibv_cq_ex *cq = ibv_create_cq_ex(ctx, attr);
+
+	check(!cq && errno == EOPNOTSUPP, "ibv_create_cq_ex %s: EOPNOTSUPP (%s)",
+	      what, cq ? "created" : strerror(errno));
+	if (cq)
+		ibv_destroy_cq(ibv_cq_ex_to_cq(cq));
+}
+
+/*
+ * The extended CQ: unsupported fields refused, an empty start_poll, then
+ * receives flushed into it (a QP moved to ERROR) read back through
+ * ibv_start_poll/ibv_next_poll/ibv_end_poll, in two batches so that
+ * end_poll's hand-back is exercised; ibv_poll_cq sees nothing left.
+ */
+static void check_cq_ex(struct ibv_context *ctx, struct ibv_pd *pd,
+			struct ibv_mr *mr)
+{
+	struct ibv_cq_init_attr_ex cattr = {
+		.cqe = 1 << 16,
+		.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_QP_NUM |
+			    IBV_WC_EX_WITH_IMM,
+		.comp_mask = IBV_CQ_INIT_ATTR_MASK_FLAGS,
+		.flags = IBV_CREATE_CQ_ATTR_SINGLE_THREADED,
+	};
+	struct ibv_cq_init_attr_ex bad = { .cqe = 16 };
+	struct ibv_poll_cq_attr pattr = {};
+	struct ibv_qp_init_attr qattr = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 64,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp_attr mattr = {};
+	int n, got = 0, wrong = 0, batch, ret;
+	struct ibv_cq_ex *cq;
+	struct ibv_wc wc;
+	struct ibv_qp *qp;
+
+	bad.wc_flags = IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
+	expect_cq_ex_refused(ctx, &bad, "with completion timestamps");
+	bad.wc_flags = 0;
+	bad.comp_mask = IBV_CQ_INIT_ATTR_MASK_FLAGS;
+	bad.flags = IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN;
+	expect_cq_ex_refused(ctx, &bad, "ignoring overruns");
+
+	cq = ibv_create_cq_ex(ctx, &cattr);
+	if (!check(cq != NULL, "ibv_create_cq_ex byte_len|qp_num|imm (%s)",
+		   cq ? "ok" : strerror(errno)))
+		return;
+	ret = ibv_start_poll(cq, &pattr);
+	check(ret == ENOENT, "ibv_start_poll on an empty CQ: ENOENT (%d)",
+	      ret);
+
+	qattr.send_cq = ibv_cq_ex_to_cq(cq);
+	qattr.recv_cq = ibv_cq_ex_to_cq(cq);
+	qp = ibv_create_qp(pd, &qattr);
+	if (!check(qp != NULL, "ibv_create_qp on the extended CQ (%s)",
+		   qp ? "ok" : strerror(errno)))
+		goto out_cq;
+	mattr.qp_state = IBV_QPS_INIT;
+	ret = ibv_modify_qp(qp, &mattr, IBV_QP_STATE);
+	check(!ret, "modify to INIT (%s)", strerror(ret));
+	for (n = 0; n < 40; n++) {
+		struct ibv_sge sge = {
+			.addr = (uintptr_t)mr->addr, .length = 64,
+			.lkey = mr->lkey,
+		};
+		struct ibv_recv_wr wr = {
+			.wr_id = 100 + n, .sg_list = &sge, .num_sge = 1,
+		};
+		struct ibv_recv_wr *bad_wr;
+
+		if (ibv_post_recv(qp, &wr, &bad_wr))
+			break;
+	}
+	check(n == 40, "40 receives posted (%d)", n);
+	mattr.qp_state = IBV_QPS_ERR;
+	ret = ibv_modify_qp(qp, &mattr, IBV_QP_STATE);
+	check(!ret, "modify to ERROR (%s)", strerror(ret));
+
+	/* Two batches: up to 7 entries, end_poll, then the rest. */
+	for (batch = 0; batch < 2 && got < n; batch++) {
+		double deadline = now_s() + 5;
+
+		do
+			ret = ibv_start_poll(cq, &pattr);
+		while (ret == ENOENT && now_s() < deadline);
+		if (!check(!ret, "batch %d: ibv_start_poll (%d)", batch, ret))
+			break;
+		do {
+			if (cq->wr_id != (uint64_t)(100 + got) ||
+			    cq->status != IBV_WC_WR_FLUSH_ERR ||
+			    ibv_wc_read_opcode(cq) != IBV_WC_RECV ||
+			    ibv_wc_read_qp_num(cq) != qp->qp_num ||
+			    (ibv_wc_read_wc_flags(cq) & IBV_WC_WITH_IMM)) {
+				if (!wrong++)
+					printf("# entry %d: wr_id %llu status %s opcode %d qp %u\n",
+					       got,
+					       (unsigned long long)cq->wr_id,
+					       ibv_wc_status_str(cq->status),
+					       ibv_wc_read_opcode(cq),
+					       ibv_wc_read_qp_num(cq));
+			}
+			(void)ibv_wc_read_byte_len(cq);
+			got++;
+			if (batch == 0 && got == 7)
+				break;
+			ret = ibv_next_poll(cq);
+		} while (!ret && got < n);
+		ibv_end_poll(cq);
+	}
+	check(got == n, "%d of %d flushed receives read via start/next_poll",
+	      got, n);
+	check(!wrong, "in order: WR_FLUSH_ERR, RECV, our QP (%d wrong)",
+	      wrong);
+	ret = ibv_poll_cq(ibv_cq_ex_to_cq(cq), 1, &wc);
+	check(ret == 0, "ibv_poll_cq finds the entries handed back (%d)",
+	      ret);
+	check(!ibv_destroy_qp(qp), "ibv_destroy_qp");
+out_cq:
+	check(!ibv_destroy_cq(ibv_cq_ex_to_cq(cq)), "ibv_destroy_cq (extended)");
+}
+
 static void check_qp(struct ibv_context *ctx)
 {
 	struct ibv_comp_channel *ch;
@@ -521,6 +649,7 @@ static void check_qp(struct ibv_context *ctx)
 		goto out;
 	check_qp_rings(pd, cq, ch, mr);
 	check_qp_ex(ctx, pd, cq, mr);
+	check_cq_ex(ctx, pd, mr);
 out:
 	if (mr)
 		check(!ibv_dereg_mr(mr), "ibv_dereg_mr");
