@@ -247,7 +247,8 @@ static const struct rsw_qt_create_case rsw_qt_create_cases[] = {
 	{ "max_recv_sge over", rsw_qt_tw_recv_sge, -EINVAL },
 	{ "max_inline_data over", rsw_qt_tw_inline, -EINVAL },
 	{ "UD refused", rsw_qt_tw_ud, -EOPNOTSUPP },
-	{ "SRQ refused", rsw_qt_tw_srq, -EOPNOTSUPP },
+	/* SRQ QPs: kunit/srq_kunit.c; one from another device is refused. */
+	{ "SRQ of another device refused", rsw_qt_tw_srq, -EINVAL },
 	{ "no send CQ", rsw_qt_tw_no_scq, -EINVAL },
 	{ "no receive CQ", rsw_qt_tw_no_rcq, -EINVAL },
 	{ "bad sq_sig_type", rsw_qt_tw_sig, -EINVAL },

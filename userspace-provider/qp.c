@@ -43,9 +43,9 @@ static bool rsw_is_pow2(uint32_t v)
  * Map one queue.  A queue of size 0 has no mapping (len 0).  The mapping
  * must hold the ring the kernel claims, or our stores would fault.
  */
-static int rsw_wq_map(struct rsw_wq *wq, int cmd_fd, uint64_t offset,
-		      uint64_t len, uint32_t size, size_t entry_size,
-		      uint32_t max_sge)
+int rsw_wq_map(struct rsw_wq *wq, int cmd_fd, uint64_t offset,
+	       uint64_t len, uint32_t size, size_t entry_size,
+	       uint32_t max_sge)
 {
 	uint64_t need = RDMAP_SW_WQ_RING_OFFSET + (uint64_t)size * entry_size;
 	int ret;
@@ -80,7 +80,7 @@ err_lock:
 	return ret;
 }
 
-static void rsw_wq_unmap(struct rsw_wq *wq)
+void rsw_wq_unmap(struct rsw_wq *wq)
 {
 	if (wq->map)
 		munmap(wq->map, wq->map_len);
@@ -126,8 +126,8 @@ static struct ibv_qp *rsw_create_qp_common(struct ibv_context *ctx,
 	struct rsw_qp *qp;
 	int ret;
 
-	/* iWARP has RC only; shared receive queues are not offered. */
-	if (attr->qp_type != IBV_QPT_RC || attr->srq) {
+	/* iWARP has RC only.  With an SRQ the kernel maps no receive queue. */
+	if (attr->qp_type != IBV_QPT_RC) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -637,20 +637,13 @@ static void rsw_qp_init_wr_ops(struct rsw_qp *qp)
 
 /* ---------------------------------------------------------- post_recv */
 
-int rsw_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
-		  struct ibv_recv_wr **bad_wr)
+int rsw_wq_post_recv(struct rsw_wq *rq, struct ibv_recv_wr *wr,
+		     struct ibv_recv_wr **bad_wr, bool *posted)
 {
-	struct rsw_qp *qp = to_rsw_qp(ibqp);
-	struct rsw_wq *rq = &qp->rq;
-	struct rdmap_sw_rqe *ring, *rqe;
+	struct rdmap_sw_rqe *ring = rq->ring, *rqe;
 	uint32_t start;
 	int ret = 0;
 
-	if (!rq->size) {
-		*bad_wr = wr;
-		return EINVAL;
-	}
-	ring = rq->ring;
 	pthread_spin_lock(&rq->lock);
 	start = rq->tail;
 	for (; wr; wr = wr->next) {
@@ -668,12 +661,29 @@ int rsw_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		rqe->num_sge = wr->num_sge;
 		rq->tail++;
 	}
+	*posted = rq->tail != start;
 	/* Release: the entries are written before the kernel may see them. */
-	if (rq->tail != start)
+	if (*posted)
 		rsw_store_release(&rq->ctrl->tail, rq->tail);
 	pthread_spin_unlock(&rq->lock);
 	if (ret)
 		*bad_wr = wr;
+	return ret;
+}
+
+int rsw_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		  struct ibv_recv_wr **bad_wr)
+{
+	struct rsw_qp *qp = to_rsw_qp(ibqp);
+	bool posted;
+	int ret;
+
+	/* No ring: a QP with an SRQ posts there (ibv_post_srq_recv). */
+	if (!qp->rq.size) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
+	ret = rsw_wq_post_recv(&qp->rq, wr, bad_wr, &posted);
 
 	/*
 	 * Receives are taken only when a Send arrives, which never happens
@@ -682,7 +692,7 @@ int rsw_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	 * them, so that draining a QP with a last receive works.  A move to
 	 * ERROR by the kernel itself is not seen here.
 	 */
-	if (rq->tail != start && ibqp->state == IBV_QPS_ERR) {
+	if (posted && ibqp->state == IBV_QPS_ERR) {
 		struct ibv_recv_wr *bad = NULL;
 		int err = ibv_cmd_post_recv(ibqp, NULL, &bad);
 

@@ -36,6 +36,8 @@ DECLARE_DRV_CMD(rsw_cmd_create_cq_ex, IB_USER_VERBS_EX_CMD_CREATE_CQ,
 		empty, rdmap_sw_uresp_create_cq);
 DECLARE_DRV_CMD(rsw_cmd_create_qp, IB_USER_VERBS_CMD_CREATE_QP,
 		empty, rdmap_sw_uresp_create_qp);
+DECLARE_DRV_CMD(rsw_cmd_create_srq, IB_USER_VERBS_CMD_CREATE_SRQ,
+		empty, rdmap_sw_uresp_create_srq);
 
 /*
  * The rings are shared with the kernel, which reads and writes their index
@@ -137,6 +139,17 @@ struct rsw_qp {
 	int wr_err;
 };
 
+/*
+ * A shared receive queue: one mapping laid out like a QP's receive queue
+ * (struct rdmap_sw_wq_ctrl, then the ring of struct rdmap_sw_rqe) and
+ * posted to the same way; the kernel copies an entry out when a QP takes
+ * it (ABI header, shared receive queues).
+ */
+struct rsw_srq {
+	struct verbs_srq vsrq;
+	struct rsw_wq rq;
+};
+
 static inline struct rsw_device *to_rsw_device(struct ibv_device *ibdev)
 {
 	return container_of(ibdev, struct rsw_device, ibv_dev.device);
@@ -160,6 +173,11 @@ static inline struct rsw_cq *to_rsw_cq(struct ibv_cq *cq)
 static inline struct rsw_qp *to_rsw_qp(struct ibv_qp *qp)
 {
 	return container_of(qp, struct rsw_qp, vqp.qp);
+}
+
+static inline struct rsw_srq *to_rsw_srq(struct ibv_srq *srq)
+{
+	return container_of(srq, struct rsw_srq, vsrq.srq);
 }
 
 /*
@@ -208,5 +226,34 @@ int rsw_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 		  struct ibv_send_wr **bad_wr);
 int rsw_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 		  struct ibv_recv_wr **bad_wr);
+/*
+ * Shared with srq.c: map (and unmap) one work queue of @size entries of
+ * @entry_size bytes that the kernel placed at mmap @offset, @len bytes;
+ * initialises wq->lock.  Size 0 with len 0 is a queue with no mapping.
+ */
+int rsw_wq_map(struct rsw_wq *wq, int cmd_fd, uint64_t offset,
+	       uint64_t len, uint32_t size, size_t entry_size,
+	       uint32_t max_sge);
+void rsw_wq_unmap(struct rsw_wq *wq);
+/*
+ * Write receive requests into a mapped receive ring (a QP's or an SRQ's)
+ * under its lock and publish the tail; *@posted if any was.  0 or the
+ * errno of the first refused request, named by *@bad_wr.
+ */
+int rsw_wq_post_recv(struct rsw_wq *rq, struct ibv_recv_wr *wr,
+		     struct ibv_recv_wr **bad_wr, bool *posted);
+
+/*
+ * srq.c: shared receive queues.  create/modify/query/destroy are system
+ * calls (plus mmap/munmap); post_srq_recv never is, and may be called
+ * from any thread.
+ */
+struct ibv_srq *rsw_create_srq(struct ibv_pd *pd,
+			       struct ibv_srq_init_attr *attr);
+int rsw_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask);
+int rsw_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr);
+int rsw_destroy_srq(struct ibv_srq *srq);
+int rsw_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
+		      struct ibv_recv_wr **bad_wr);
 
 #endif /* RDMAP_SW_PROVIDER_H */

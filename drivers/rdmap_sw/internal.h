@@ -272,10 +272,10 @@ const char *rsw_rx_state_name(enum rsw_rx_state s);
  * qp.c - RC queue pairs: RFC 5040 section 6 stream states, send and
  * receive queues, flushing (object and queue layout in qp.h, lifetime and
  * locks at the top of qp.c).  Lock order: rsw_qp.lock -> rsw_qp.sq.lock ->
- * rsw_qp.rq.lock -> rsw_cq.prod_lock, all irqsave.  Nothing here sleeps
- * except create_qp and destroy_qp.
+ * rsw_qp.rq.lock -> rsw_srq.lock, rsw_qp.rq.lock -> rsw_cq.prod_lock, all
+ * irqsave.  Nothing here sleeps except create_qp and destroy_qp.
  */
-/* QP verbs; main.c merges them into every device's ops. */
+/* QP and SRQ verbs; main.c merges them into every device's ops. */
 extern const struct ib_device_ops rsw_qp_ops;
 /*
  * The CM, TX and RX hold a QP by reference: rsw_qp_lookup() finds one of
@@ -347,6 +347,71 @@ const char *rsw_qp_state_name(enum rsw_qp_state s);
  * would and drives the same take/validate code.  Process context.
  */
 int rsw_qp_user_layout(struct ib_qp *ibqp);
+#endif
+/*
+ * Copy an ib_sge list of @num_sge (at most @max_sge) into @dst and add up
+ * its *@length (at most RSW_MAX_MSG_SIZE); -EINVAL if it does not pass.
+ * Shared with srq.c's post_srq_recv.  Any context.
+ */
+int rsw_wqe_sges(struct rdmap_sw_sge *dst, const struct ib_sge *src,
+		 int num_sge, u32 max_sge, u32 *length);
+/*
+ * Validate the kernel's copy of an entry written by a process: the
+ * completion status it gets (RDMAP_SW_WC_SUCCESS if it passes; rules
+ * above the function in qp.c).  Any context.
+ */
+u8 rsw_sges_check_user(const struct rdmap_sw_sge *sge, u32 num_sge,
+		       u32 max_sge, u32 length);
+/*
+ * Allocate a ring buffer of @bytes (after the ABI's control page if @user)
+ * and fill in the four fields a work queue and an SRQ both keep.  Process
+ * context; -ENOMEM.
+ */
+int rsw_ring_alloc(size_t bytes, bool user, void **buf, size_t *buf_len,
+		   struct rdmap_sw_wq_ctrl **uctrl, void **ring);
+
+/*
+ * srq.c - shared receive queues (object in qp.h, ring ownership in the
+ * user ABI).  The verbs run in process context (create and destroy may
+ * sleep); post_srq_recv and the take below in any context.  rsw_srq.lock
+ * is irqsave and nests inside rsw_qp.rq.lock.
+ */
+int rsw_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+		   struct ib_udata *udata);
+int rsw_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		   enum ib_srq_attr_mask mask, struct ib_udata *udata);
+int rsw_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
+int rsw_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
+int rsw_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+		      const struct ib_recv_wr **bad_wr);
+/* What rsw_srq_take() did. */
+enum rsw_srq_take {
+	RSW_SRQ_NONE,		/* nothing posted */
+	RSW_SRQ_OK,		/* *copy holds the entry, its slot is free */
+	RSW_SRQ_BAD_TAIL,	/* the process's tail is out of bounds */
+};
+/*
+ * Copy the next posted entry of @srq into *@copy (not validated: the
+ * taker does that) and free its slot.  *@limit is set when this take left
+ * fewer entries than the armed limit (now disarmed): the caller raises
+ * the event with rsw_srq_limit_event() once it holds no lock.  Any
+ * context; takes rsw_srq.lock (the taker may hold its rq.lock).
+ */
+enum rsw_srq_take rsw_srq_take(struct rsw_srq *srq, struct rdmap_sw_rqe *copy,
+			       bool *limit);
+/* IB_EVENT_SRQ_LIMIT_REACHED to the SRQ's handler.  Any context, no lock. */
+void rsw_srq_limit_event(struct rsw_srq *srq);
+#if IS_ENABLED(CONFIG_KUNIT)
+/*
+ * Give a fresh kernel SRQ (nothing posted) the layout of a user SRQ
+ * (control page, process-owned tail), unmapped: KUnit plays the process.
+ * Process context.
+ */
+int rsw_srq_user_layout(struct ib_srq *ibsrq);
+/* The SRQ's ring entry @n (KUnit writes user-style entries there). */
+struct rdmap_sw_rqe *rsw_srq_entry(struct ib_srq *ibsrq, u32 n);
+/* The SRQ's control page, NULL for a kernel SRQ. */
+struct rdmap_sw_wq_ctrl *rsw_srq_uctrl(struct ib_srq *ibsrq);
 #endif
 
 /*

@@ -14,6 +14,14 @@
  * that QP alone to ERROR.  Retiring publishes ctrl.head, and flushing
  * reads the ring for what was never taken.  The engines see no difference.
  *
+ * Shared receive queues (srq.c).  A QP created with an SRQ has no receive
+ * ring of its own to post to (post_recv fails with -EINVAL): its rq is a
+ * small private ring into which a take copies the SRQ's next entry, so
+ * the receives it took complete, retire and flush like any others, on its
+ * own recv CQ.  Once such a QP is in ERROR with nothing taken left, it
+ * raises IB_EVENT_QP_LAST_WQE_REACHED (rsw_qp_last_wqe()); what it never
+ * took stays in the SRQ for the other QPs.
+ *
  * Lifetime.  ib_core allocates and frees struct rsw_qp; we count who uses
  * it with qp->ref:
  *   create_qp    builds both queues, then publishes the QP under its QPN in
@@ -114,19 +122,29 @@ static int rsw_sq_opcode(enum ib_wr_opcode ib)
  * user queue's starts with the ABI's control page.  Sets buf, buf_len,
  * uctrl and ring only on success.
  */
-static int rsw_wq_alloc_buf(struct rsw_wq *wq, bool user)
+/*
+ * The buffer of a ring of @bytes, with the ABI's control page first if
+ * @user (mapped by the process: vmalloc_user zeroes it).  Work queues and
+ * shared receive queues alike.
+ */
+int rsw_ring_alloc(size_t bytes, bool user, void **buf, size_t *buf_len,
+		   struct rdmap_sw_wq_ctrl **uctrl, void **ring)
 {
 	size_t off = user ? RDMAP_SW_WQ_RING_OFFSET : 0;
-	size_t len = PAGE_ALIGN(off + (size_t)wq->size * wq->wqe_size);
-	void *buf = vmalloc_user(len);
 
-	if (!buf)
+	*buf_len = PAGE_ALIGN(off + bytes);
+	*buf = vmalloc_user(*buf_len);
+	if (!*buf)
 		return -ENOMEM;
-	wq->buf = buf;
-	wq->buf_len = len;
-	wq->uctrl = user ? buf : NULL;
-	wq->ring = buf + off;
+	*uctrl = user ? *buf : NULL;
+	*ring = *buf + off;
 	return 0;
+}
+
+static int rsw_wq_alloc_buf(struct rsw_wq *wq, bool user)
+{
+	return rsw_ring_alloc((size_t)wq->size * wq->wqe_size, user, &wq->buf,
+			      &wq->buf_len, &wq->uctrl, &wq->ring);
 }
 
 static int rsw_wq_alloc(struct rsw_wq *wq, u32 wr, u32 sge, size_t wqe_size,
@@ -478,6 +496,7 @@ static int rsw_qp_enter_idle(struct rsw_qp *qp, enum ib_qp_state to)
 			return -EINVAL;
 		rsw_wq_reset(sq);
 		rsw_wq_reset(rq);
+		qp->last_wqe_due = false;
 		break;
 	}
 	qp->idle_state = to;
@@ -522,6 +541,9 @@ static int rsw_qp_enter_error(struct rsw_qp *qp, enum ib_qp_state to)
 	}
 	rsw_wq_flush(qp, &qp->sq);
 	rsw_wq_flush(qp, &qp->rq);
+	/* Once the receives it took are done: rsw_qp_last_wqe(). */
+	if (qp->srq)
+		qp->last_wqe_due = true;
 	return 0;
 }
 
@@ -568,6 +590,37 @@ static void rsw_qp_kick_stream(struct rsw_qp *qp)
 		rsw_stream_kick(qp->stream);
 }
 
+/*
+ * A QP with an SRQ in ERROR will take no more receives from it; once the
+ * ones it took are retired (flushed by the stream, or finished), raise
+ * IB_EVENT_QP_LAST_WQE_REACHED, once per entry into ERROR.  ib_drain_qp()
+ * waits for it and then polls the flushed receives.  No QP lock held: the
+ * handler runs without any (any context).
+ */
+static void rsw_qp_last_wqe(struct rsw_qp *qp)
+{
+	struct ib_qp *ibqp = &qp->base;
+	struct ib_event ev = {
+		.device = ibqp->device,
+		.element.qp = ibqp,
+		.event = IB_EVENT_QP_LAST_WQE_REACHED,
+	};
+	unsigned long flags;
+	bool due = false;
+
+	if (!qp->srq)
+		return;
+	spin_lock_irqsave(&qp->rq.lock, flags);
+	if (qp->last_wqe_due && !qp->dead && qp->state == RSW_QPS_ERROR &&
+	    qp->rq.head == qp->rq.next) {
+		qp->last_wqe_due = false;
+		due = true;
+	}
+	spin_unlock_irqrestore(&qp->rq.lock, flags);
+	if (due && ibqp->event_handler)
+		ibqp->event_handler(&ev, ibqp->qp_context);
+}
+
 void rsw_qp_set_error(struct rsw_qp *qp)
 {
 	unsigned long flags;
@@ -578,6 +631,7 @@ void rsw_qp_set_error(struct rsw_qp *qp)
 		rsw_qp_kick_stream(qp);
 	}
 	spin_unlock_irqrestore(&qp->lock, flags);
+	rsw_qp_last_wqe(qp);
 }
 
 int rsw_qp_attach_stream(struct rsw_qp *qp, struct rsw_stream *s, u32 ird,
@@ -609,8 +663,8 @@ EXPORT_SYMBOL_IF_KUNIT(rsw_qp_attach_stream);
  * with the right access is decided when the request is processed, because
  * a REG_MR earlier in the same queue may be what makes it valid.
  */
-static int rsw_wqe_sges(struct rdmap_sw_sge *dst, const struct ib_sge *src,
-			int num_sge, u32 max_sge, u32 *length)
+int rsw_wqe_sges(struct rdmap_sw_sge *dst, const struct ib_sge *src,
+		 int num_sge, u32 max_sge, u32 *length)
 {
 	u64 total = 0;
 	int i;
@@ -860,6 +914,11 @@ static int rsw_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	unsigned long flags;
 	int ret = 0;
 
+	/* Its receives come from the SRQ (ib_post_srq_recv). */
+	if (qp->srq) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
 	if (qp->rq.uctrl) {
 		if (!wr)
 			return rsw_user_doorbell(qp, &qp->rq);
@@ -902,8 +961,8 @@ static int rsw_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 #define RSW_SQE_USER_FLAGS (RDMAP_SW_SQE_SIGNALED | RDMAP_SW_SQE_SOLICITED | \
 			    RDMAP_SW_SQE_FENCE | RDMAP_SW_SQE_INLINE)
 
-static u8 rsw_sges_check_user(const struct rdmap_sw_sge *sge, u32 num_sge,
-			      u32 max_sge, u32 length)
+u8 rsw_sges_check_user(const struct rdmap_sw_sge *sge, u32 num_sge,
+		       u32 max_sge, u32 length)
 {
 	u64 total = 0;
 	u32 i;
@@ -1014,16 +1073,64 @@ static enum rsw_wq_take rsw_wq_take_user(struct rsw_qp *qp, struct rsw_wq *wq,
 	return RSW_TAKE_BAD;
 }
 
+/*
+ * rsw_wq_take() on the receive queue of a QP with an SRQ: copy the SRQ's
+ * next entry into the private ring (so it retires and flushes like any
+ * receive) and validate the copy as a user entry, kernel SRQ or not.  A
+ * bad entry completes here, on this QP's recv CQ, and fails this QP only.
+ * rq.lock held.
+ */
+static enum rsw_wq_take rsw_wq_take_srq(struct rsw_qp *qp, struct rsw_wq *rq,
+					struct rdmap_sw_rqe *rqe, u32 *idx,
+					bool *limit)
+{
+	struct rsw_wq_slot *s;
+	u8 status;
+
+	lockdep_assert_held(&rq->lock);
+	if (rsw_wq_full(rq))
+		return RSW_TAKE_NONE;
+	switch (rsw_srq_take(qp->srq, rqe, limit)) {
+	case RSW_SRQ_NONE:
+		return RSW_TAKE_NONE;
+	case RSW_SRQ_BAD_TAIL:
+		return RSW_TAKE_BAD;
+	case RSW_SRQ_OK:
+		break;
+	}
+	memcpy(rsw_wq_entry(rq, rq->tail), rqe, sizeof(*rqe));
+	s = rsw_wq_slot(rq, rq->tail);
+	memset(s, 0, sizeof(*s));
+	s->wr_id = rqe->wr_id;
+	s->opcode = RDMAP_SW_WC_RECV;
+	s->signaled = true;
+	status = rsw_sges_check_user(rqe->sge, rqe->num_sge, qp->srq->max_sge,
+				     rqe->length);
+	rq->tail++;
+	if (status == RDMAP_SW_WC_SUCCESS) {
+		*idx = rq->next++;
+		return RSW_TAKE_OK;
+	}
+	rq->next++;
+	s->status = status;
+	s->done = true;
+	rsw_wq_retire(qp, rq);
+	return RSW_TAKE_BAD;
+}
+
 /* Copy the next posted entry out and hand it to the caller as *@idx. */
 static bool rsw_wq_take(struct rsw_qp *qp, struct rsw_wq *wq, void *copy,
 			u32 *idx)
 {
 	enum rsw_wq_take t = RSW_TAKE_NONE;
 	unsigned long flags;
+	bool limit = false;
 
 	spin_lock_irqsave(&wq->lock, flags);
 	if (qp->dead || qp->state == RSW_QPS_ERROR) {
 		t = RSW_TAKE_NONE;
+	} else if (qp->srq && wq == &qp->rq) {
+		t = rsw_wq_take_srq(qp, wq, copy, idx, &limit);
 	} else if (wq->uctrl) {
 		t = rsw_wq_take_user(qp, wq, copy, idx);
 	} else if (wq->next != wq->tail) {
@@ -1032,6 +1139,8 @@ static bool rsw_wq_take(struct rsw_qp *qp, struct rsw_wq *wq, void *copy,
 		t = RSW_TAKE_OK;
 	}
 	spin_unlock_irqrestore(&wq->lock, flags);
+	if (limit)
+		rsw_srq_limit_event(qp->srq);
 	/* Only this QP: its own entries flush, nothing else is touched. */
 	if (t == RSW_TAKE_BAD)
 		rsw_qp_set_error(qp);
@@ -1067,7 +1176,9 @@ static void rsw_wq_finish(struct rsw_qp *qp, struct rsw_wq *wq, u32 idx,
 	reported = rsw_wq_retire(qp, wq);
 	spin_unlock_irqrestore(&wq->lock, flags);
 	if (res->status != RDMAP_SW_WC_SUCCESS || !reported)
-		rsw_qp_set_error(qp);
+		rsw_qp_set_error(qp);	/* and LAST_WQE_REACHED, if due */
+	else if (wq == &qp->rq)
+		rsw_qp_last_wqe(qp);
 }
 
 void rsw_qp_sq_complete(struct rsw_qp *qp, u32 idx, u8 status, u32 byte_len)
@@ -1172,9 +1283,12 @@ static int rsw_qp_check_init(struct ib_qp *ibqp,
 {
 	const struct ib_qp_cap *cap = &attr->cap;
 
-	/* Shared receive queues come later. */
-	if (attr->srq || attr->qp_type != IB_QPT_RC || attr->create_flags)
+	if (attr->qp_type != IB_QPT_RC || attr->create_flags)
 		return -EOPNOTSUPP;
+	/* An SRQ of ours; its QP's receive capabilities are ignored. */
+	if (attr->srq && (attr->srq->device != ibqp->device ||
+			  attr->srq->srq_type != IB_SRQT_BASIC))
+		return -EINVAL;
 	/*
 	 * A user QP's rings are mapped through its process's context; no
 	 * request data is defined, so unknown input must be zero.
@@ -1192,10 +1306,11 @@ static int rsw_qp_check_init(struct ib_qp *ibqp,
 	    attr->sq_sig_type != IB_SIGNAL_REQ_WR)
 		return -EINVAL;
 	if (cap->max_send_wr > RSW_MAX_QP_WR ||
-	    cap->max_recv_wr > RSW_MAX_QP_WR ||
 	    cap->max_send_sge > RSW_MAX_SGE ||
-	    cap->max_recv_sge > RSW_MAX_SGE ||
 	    cap->max_inline_data > RSW_MAX_INLINE)
+		return -EINVAL;
+	if (!attr->srq && (cap->max_recv_wr > RSW_MAX_QP_WR ||
+			   cap->max_recv_sge > RSW_MAX_SGE))
 		return -EINVAL;
 	return 0;
 }
@@ -1210,15 +1325,16 @@ static void rsw_qp_init_fields(struct rsw_qp *qp, struct ib_qp_init_attr *attr)
 	qp->idle_state = IB_QPS_RESET;
 	qp->sig_all = attr->sq_sig_type == IB_SIGNAL_ALL_WR;
 	qp->max_inline = attr->cap.max_inline_data;
+	qp->srq = attr->srq ? to_rsw_srq(attr->srq) : NULL;
 }
 
 /* The capabilities the QP got: what is enforced, rings rounded up. */
 static void rsw_qp_caps(const struct rsw_qp *qp, struct ib_qp_cap *cap)
 {
 	cap->max_send_wr = qp->sq.size;
-	cap->max_recv_wr = qp->rq.size;
+	cap->max_recv_wr = qp->srq ? 0 : qp->rq.size;
 	cap->max_send_sge = qp->sq.max_sge;
-	cap->max_recv_sge = qp->rq.max_sge;
+	cap->max_recv_sge = qp->srq ? 0 : qp->rq.max_sge;
 	cap->max_inline_data = qp->max_inline;
 }
 
@@ -1244,16 +1360,18 @@ static int rsw_qp_map(struct rsw_qp *qp, struct ib_udata *udata)
 				struct rsw_ucontext, base)->base;
 	struct rdmap_sw_uresp_create_qp resp = {
 		.sq_len = qp->sq.buf_len,
-		.rq_len = qp->rq.buf_len,
 		.sq_size = qp->sq.size,
-		.rq_size = qp->rq.size,
 		.max_inline = qp->max_inline,
 	};
 	int ret;
 
 	ret = rsw_wq_map(&qp->sq, uctx, &resp.sq_offset);
-	if (!ret)
+	/* With an SRQ the receive queue is the kernel's: no mapping. */
+	if (!ret && !qp->srq) {
+		resp.rq_len = qp->rq.buf_len;
+		resp.rq_size = qp->rq.size;
 		ret = rsw_wq_map(&qp->rq, uctx, &resp.rq_offset);
+	}
 	if (ret)
 		return ret;
 	/* An older provider may pass a shorter response buffer. */
@@ -1274,7 +1392,8 @@ int rsw_qp_user_layout(struct ib_qp *ibqp)
 	unsigned long flags;
 	int ret;
 
-	if (qp->sq.uctrl || qp->stream || qp->sq.tail || qp->rq.tail)
+	if (qp->sq.uctrl || qp->stream || qp->sq.tail || qp->rq.tail ||
+	    qp->srq)
 		return -EINVAL;
 	ret = rsw_wq_alloc_buf(&sq, true);
 	if (ret)
@@ -1325,9 +1444,15 @@ static int rsw_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 			   &rsw_sq_lock_key, udata);
 	if (ret)
 		goto err_count;
-	ret = rsw_wq_alloc(&qp->rq, cap->max_recv_wr, max(cap->max_recv_sge, 1U),
-			   sizeof(struct rdmap_sw_rqe), attr->recv_cq,
-			   &rsw_rq_lock_key, udata);
+	if (qp->srq)	/* private: the SRQ entries it took, never mapped */
+		ret = rsw_wq_alloc(&qp->rq, RSW_SRQ_QP_TAKEN, qp->srq->max_sge,
+				   sizeof(struct rdmap_sw_rqe), attr->recv_cq,
+				   &rsw_rq_lock_key, false);
+	else
+		ret = rsw_wq_alloc(&qp->rq, cap->max_recv_wr,
+				   max(cap->max_recv_sge, 1U),
+				   sizeof(struct rdmap_sw_rqe), attr->recv_cq,
+				   &rsw_rq_lock_key, udata);
 	if (ret)
 		goto err_free_sq;
 	/* Reserve the QPN now, publish the QP once it is complete. */
@@ -1436,6 +1561,8 @@ static int rsw_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 			qp->ird = attr->max_dest_rd_atomic;
 	}
 	spin_unlock_irqrestore(&qp->lock, flags);
+	if (!ret && mask & IB_QP_STATE)
+		rsw_qp_last_wqe(qp);
 	return ret;
 }
 
@@ -1475,6 +1602,12 @@ const struct ib_device_ops rsw_qp_ops = {
 	.query_qp = rsw_query_qp,
 	.post_send = rsw_post_send,
 	.post_recv = rsw_post_recv,
+	.create_srq = rsw_create_srq,
+	.modify_srq = rsw_modify_srq,
+	.query_srq = rsw_query_srq,
+	.destroy_srq = rsw_destroy_srq,
+	.post_srq_recv = rsw_post_srq_recv,
 
 	INIT_RDMA_OBJ_SIZE(ib_qp, rsw_qp, base),
+	INIT_RDMA_OBJ_SIZE(ib_srq, rsw_srq, base),
 };

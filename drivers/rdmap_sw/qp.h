@@ -28,6 +28,14 @@ struct rsw_umap;
 #define RSW_MAX_RD_ATOM 128
 /* Largest message (RFC 5040 lets it be 2^32 - 1; IB verbs cap at 2^31). */
 #define RSW_MAX_MSG_SIZE (1U << 31)
+/* Shared receive queues (srq.c): module-wide count, entries per SRQ. */
+#define RSW_MAX_SRQ (16 * 1024)
+#define RSW_MAX_SRQ_WR (16 * 1024)	/* a power of two */
+/*
+ * Receives a QP with an SRQ may hold taken and not yet completed: the
+ * private ring that keeps them in order.  The stream holds one at a time.
+ */
+#define RSW_SRQ_QP_TAKEN 16
 
 /*
  * RFC 5040 section 6 stream states, in the order of the transition table.
@@ -92,6 +100,39 @@ struct rsw_wq {
 
 struct rsw_device;
 
+/*
+ * A shared receive queue (srq.c).  Free-running u32 indices, slot n & mask:
+ *   [head, tail)  posted, not yet taken;
+ *   [tail, head + size)  free.
+ * There is no taken-but-unfinished range: a QP that takes entry head
+ * copies it into its own receive queue and head moves on at once, so the
+ * slot is free again when the take returns.  A user SRQ's buffer is the
+ * ABI's struct rdmap_sw_wq_ctrl page followed by the ring, mapped into the
+ * process, which writes entries and uctrl->tail; tail here is the last
+ * value that passed the bound check and head is published to uctrl->head.
+ */
+struct rsw_srq {
+	struct ib_srq base;
+	spinlock_t lock;	/* irqsave; everything below except the ring */
+	void *buf;		/* the allocation: [uctrl page,] ring */
+	struct rdmap_sw_wq_ctrl *uctrl;	/* user SRQs only, else NULL */
+	struct rsw_umap *umap;	/* its mapping (owns buf), if mapped */
+	size_t buf_len;		/* page aligned */
+	void *ring;		/* size entries of struct rdmap_sw_rqe */
+	u32 size;
+	u32 mask;
+	u32 max_sge;		/* per work request, as created */
+	u32 head;
+	u32 tail;
+	u32 limit;		/* armed SRQ limit; 0: not armed */
+	u64 bad_tails;		/* process tails refused (user SRQ) */
+};
+
+static inline struct rsw_srq *to_rsw_srq(struct ib_srq *ibsrq)
+{
+	return container_of(ibsrq, struct rsw_srq, base);
+}
+
 struct rsw_qp {
 	struct ib_qp base;
 	struct rsw_device *rsw;
@@ -116,7 +157,16 @@ struct rsw_qp {
 	u32 ord;			/* IB_QP_MAX_QP_RD_ATOMIC */
 
 	struct rsw_wq sq;
+	/*
+	 * With an SRQ, rq is a private kernel ring of RSW_SRQ_QP_TAKEN
+	 * entries: a take copies the next SRQ entry into it (rq.tail and
+	 * rq.next move together), completion and retiring are as for any
+	 * receive queue.
+	 */
 	struct rsw_wq rq;
+	struct rsw_srq *srq;		/* attr->srq, fixed; NULL: own RQ */
+	/* SRQ: IB_EVENT_QP_LAST_WQE_REACHED is owed (rq.lock). */
+	bool last_wqe_due;
 
 	/*
 	 * The connection, once the CM attached one (stream.c); set under

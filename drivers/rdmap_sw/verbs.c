@@ -157,6 +157,9 @@ static int rsw_query_device(struct ib_device *ibdev,
 	attr->max_sge_rd = RSW_MAX_SGE_RD;
 	attr->max_qp_rd_atom = RSW_MAX_RD_ATOM;
 	attr->max_qp_init_rd_atom = RSW_MAX_RD_ATOM;
+	attr->max_srq = RSW_MAX_SRQ;
+	attr->max_srq_wr = RSW_MAX_SRQ_WR;
+	attr->max_srq_sge = RSW_MAX_SGE;
 	attr->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT |
 				 IB_DEVICE_SYS_IMAGE_GUID |
 				 IB_DEVICE_MEM_MGT_EXTENSIONS;

@@ -193,3 +193,30 @@ t_banner() {
 	printf '==> %s on %s (%s, kernel %s), %s\n' "$T_NAME" "$(hostname)" \
 		"${RSW_KERNEL:-?}" "$(uname -r)" "$(date -u +%FT%TZ)"
 }
+
+# rsw_dummy_up DEV NETDEV ADDR/PREFIX: load the RDMA core, rdma_ucm and
+# rdmap_sw ($RSW_OUT), put ADDR on a new dummy NETDEV and attach DEV to
+# it, until its uverbs device is there (two steps).
+rsw_dummy_up() {
+	step "load the RDMA core and rdmap_sw"
+	check modprobe -a ib_core ib_uverbs iw_cm rdma_cm rdma_ucm
+	check modprobe dummy numdummies=0
+	insmod_deps "$RSW_OUT/drivers/rdmap_sw/rdmap_sw.ko"
+
+	step "$2 with $3, $1 attached to it"
+	check ip link add "$2" type dummy
+	check ip addr add "$3" dev "$2"
+	check ip link set "$2" up
+	check rdma link add "$1" type rdmap_sw netdev "$2"
+	poll_until 10 "uverbs device for $1" uverbs_ready "$1"
+}
+
+# rsw_dummy_down DEV NETDEV: undo rsw_dummy_up; the kernel log is clean.
+rsw_dummy_down() {
+	step "detach and unload"
+	check rdma link delete "$1"
+	poll_until 5 "$1 gone" gone "/sys/class/infiniband/$1"
+	check rmmod rdmap_sw
+	check ip link delete "$2"
+	dmesg_clean
+}

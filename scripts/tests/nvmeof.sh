@@ -32,14 +32,15 @@
 # shellcheck source=scripts/tests/rdma-env.sh
 . "$(dirname "$0")/rdma-env.sh"
 
-target=siw host=siw seconds=30 crc=
+target=siw host=siw seconds=30 crc= srq=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--target) target=$2; shift 2 ;;
 	--host) host=$2; shift 2 ;;
 	--seconds) seconds=$2; shift 2 ;;
 	--crc) crc=$2; shift 2 ;;
-	*) echo "usage: $0 [--target siw|rsw] [--host siw|rsw] [--seconds N] [--crc on|off]" >&2
+	--srq) srq=1; shift ;;
+	*) echo "usage: $0 [--target siw|rsw] [--host siw|rsw] [--seconds N] [--crc on|off] [--srq]" >&2
 		exit 2 ;;
 	esac
 done
@@ -133,13 +134,14 @@ dd_run() {
 }
 
 t_banner
-note "target=$target host=$host seconds=$seconds crc=${crc:-default}"
+note "target=$target host=$host seconds=$seconds crc=${crc:-default} srq=$srq"
 
 step "RDMA core, nvmet, nvme-rdma and null_blk modules"
 re_begin
 check modprobe null_blk nr_devices=1 gb=1 bs=4096 memory_backed=1
 check modprobe nvmet
-check modprobe nvmet-rdma
+# --srq: the target's queues share receive queues (nvmet-rdma use_srq).
+check modprobe nvmet-rdma use_srq="$srq"
 check modprobe nvme-rdma
 [ -b /dev/nullb0 ] || fail "no /dev/nullb0"
 assert_file /sys/module/null_blk/parameters/memory_backed Y
@@ -184,6 +186,13 @@ check nvme list-subsys
 assert_match "$T_OUT" "rdma traddr=$TGT_IP,trsvcid=$PORT" "nvme list-subsys transport"
 assert_match "$T_OUT" "host_traddr=$host_ip" "nvme list-subsys host address"
 # One connection per queue (admin + I/O): all must agree on the CRC.
+if [ "$srq" = 1 ]; then
+	assert_file /sys/module/nvmet_rdma/parameters/use_srq Y
+	check rdma res show srq
+	n=$(grep -c "^dev $(re_dev "$target") " <<<"$T_OUT" || true)
+	[ "$n" -ge 1 ] || fail "no SRQ of the target's device in rdma res"
+	ok "target uses $n shared receive queue(s) (nvmet-rdma use_srq)"
+fi
 check re_mpa_watch_stop
 mpa=$T_OUT
 re_mpa_assert "$mpa" "$crc"

@@ -34,16 +34,7 @@ port_state_is() {
 	"$RSW_RDMA_BIN/ibv_devinfo" -d "$DEV" | grep -qE "state:[[:space:]]+$1 "
 }
 
-step "load the RDMA core and rdmap_sw"
-check modprobe -a ib_core ib_uverbs iw_cm rdma_cm
-insmod_deps "$RSW_OUT/drivers/rdmap_sw/rdmap_sw.ko"
-
-step "$NETDEV with 192.0.2.1/24, $DEV attached to it"
-check ip link add "$NETDEV" type dummy
-check ip addr add 192.0.2.1/24 dev "$NETDEV"
-check ip link set "$NETDEV" up
-check rdma link add "$DEV" type rdmap_sw netdev "$NETDEV"
-poll_until 10 "uverbs device for $DEV" uverbs_ready "$DEV"
+rsw_dummy_up "$DEV" "$NETDEV" 192.0.2.1/24
 check rdma link show
 check rdma dev show "$DEV"
 
@@ -88,9 +79,4 @@ else
 	skip "no siw.ko for $RSW_KREL (scripts/siw): not checked next to siw0"
 fi
 
-step "detach and unload"
-check rdma link delete "$DEV"
-poll_until 5 "$DEV gone" gone "/sys/class/infiniband/$DEV"
-check rmmod rdmap_sw
-check ip link delete "$NETDEV"
-dmesg_clean
+rsw_dummy_down "$DEV" "$NETDEV"

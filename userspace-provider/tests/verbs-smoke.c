@@ -34,25 +34,7 @@
 
 #include <infiniband/verbs.h>
 
-static int checks, failures;
-
-static bool check(bool ok, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static bool check(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	checks++;
-	if (!ok)
-		failures++;
-	printf("%s %d - ", ok ? "ok" : "not ok", checks);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	return ok;
-}
+#include "tap.h"
 
 static struct ibv_device *find_device(struct ibv_device **list,
 				      const char *name)

@@ -282,4 +282,53 @@ struct rdmap_sw_uresp_create_qp {
 
 /* ==================== end of work queue entries (qp.c) =================== */
 
+/* ===================== Shared receive queues (srq.c) ===================== */
+
+/*
+ * A user SRQ is one mapping laid out like a user QP's receive queue:
+ * struct rdmap_sw_wq_ctrl in the first RDMAP_SW_WQ_RING_OFFSET bytes, then
+ * the ring of size entries of struct rdmap_sw_rqe, entry n in slot
+ * n & (size - 1).  Any number of QPs created with the SRQ take from it.
+ *
+ * Ownership.  As for a receive queue: the process may write slot n only
+ * while n - ctrl.head < size, fills it, then stores ctrl.tail = n + 1 with
+ * release semantics (a multi-threaded process serialises its posters).  No
+ * doorbell exists: the kernel loads ctrl.tail (acquire) whenever a QP
+ * needs a receive.
+ *
+ * Take-time copy.  When an untagged Send's first segment arrives on a QP
+ * with the SRQ, that QP takes the entry at ctrl.head: the kernel copies the
+ * whole entry out of the ring, advances ctrl.head past it (release) and
+ * only then validates the copy.  So a slot is free again as soon as its
+ * entry is taken, even though the receive completes later and QPs complete
+ * in any order; ctrl.head says nothing about completions.  The rules for
+ * the copy are those of a receive queue entry: num_sge <= the SRQ's
+ * max_sge and length == the sum of the SGE lengths <= 2^31, else the
+ * receive completes with LOC_QP_OP_ERR (num_sge) or LOC_LEN_ERR (length)
+ * on the taking QP's receive CQ and that QP alone goes to ERROR; the SRQ
+ * and the other QPs carry on.  A ctrl.tail more than size ahead of
+ * ctrl.head, or behind a tail accepted before, is ignored (the kernel keeps
+ * the last good tail) and fails the QP that was taking.
+ *
+ * A QP that goes to ERROR completes the receives it had taken with
+ * WR_FLUSH_ERR (to its own receive CQ) and then gets
+ * IBV_EVENT_QP_LAST_WQE_REACHED; entries it had not taken stay in the SRQ.
+ * The SRQ limit (ibv_modify_srq IBV_SRQ_LIMIT) is checked at take time:
+ * the take that leaves fewer than srq_limit entries posted disarms it and
+ * raises IBV_EVENT_SRQ_LIMIT_REACHED once.  Resizing is not supported.
+ *
+ * A QP created with an SRQ has no receive queue of its own: create_qp
+ * answers rq_offset, rq_len and rq_size 0, and post_recv on it fails.
+ */
+
+/* Response of create_srq for a user SRQ: mmap() it at offset. */
+struct rdmap_sw_uresp_create_srq {
+	__aligned_u64 offset;
+	__aligned_u64 len;		/* ctrl page + ring, page aligned */
+	__u32 size;			/* entries, a power of two */
+	__u32 max_sge;
+};
+
+/* ================== end of shared receive queues (srq.c) ================= */
+
 #endif /* RDMAP_SW_ABI_H */

@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Shared receive queues (IB_SRQT_BASIC): one ring of receive entries that
+ * any number of RC QPs created with it take from.
+ *
+ * Taking.  An untagged Send's first segment makes its QP take the next
+ * receive (qp.c, rsw_qp_rq_take()); for a QP with an SRQ that take copies
+ * the SRQ's head entry into the QP's private receive ring under the QP's
+ * rq.lock and then srq->lock, and the SRQ's head moves on at once.  QPs
+ * complete their receives in their own order, so the SRQ never waits for a
+ * completion: a slot is free again as soon as its entry was copied, and
+ * everything after the copy (validation, placement, completion with the
+ * taking QP's qp_num to its recv CQ, flushing) is the QP's business.
+ *
+ * Kernel and user SRQs.  A kernel SRQ's entries are written by
+ * post_srq_recv, which validates them.  A user SRQ (create_srq with udata)
+ * is mapped into the process behind the ABI's control page: the process
+ * writes entries and ctrl.tail, the kernel publishes ctrl.head; the entry
+ * copied at take time is validated by the taking QP, and a bad one fails
+ * that QP only.
+ *
+ * Limit.  modify_srq(IB_SRQ_LIMIT) arms the limit; the take that leaves
+ * fewer posted entries than the limit disarms it and raises
+ * IB_EVENT_SRQ_LIMIT_REACHED once, after every lock is dropped.
+ *
+ * Lifetime.  ib_core allocates and frees struct rsw_srq and refuses
+ * destroy_srq while a QP uses the SRQ; a QP is only destroyed after every
+ * holder of it (the stream, mid-take or not) dropped its reference, so
+ * nothing takes from an SRQ that destroy_srq is freeing.
+ */
+#include <linux/log2.h>
+#include <linux/vmalloc.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "internal.h"
+
+/* RSW_MAX_SRQ is enforced across all devices of the module. */
+static atomic_t rsw_srq_count = ATOMIC_INIT(0);
+
+static struct rdmap_sw_rqe *rsw_srq_slot(const struct rsw_srq *srq, u32 n)
+{
+	return srq->ring + (size_t)(n & srq->mask) * sizeof(struct rdmap_sw_rqe);
+}
+
+/* Buffer for size entries, with the ABI's control page first if @user. */
+static int rsw_srq_alloc_buf(struct rsw_srq *srq, bool user)
+{
+	return rsw_ring_alloc((size_t)srq->size * sizeof(struct rdmap_sw_rqe),
+			      user, &srq->buf, &srq->buf_len, &srq->uctrl,
+			      &srq->ring);
+}
+
+static void rsw_srq_free_buf(struct rsw_srq *srq)
+{
+	if (srq->umap)
+		rsw_umap_remove(srq->umap);	/* frees buf once unmapped */
+	else
+		vfree(srq->buf);
+}
+
+/*
+ * User SRQ: load the process's tail (acquire: entries before it are
+ * written) and accept it only within the ring, at most size ahead of head
+ * and never behind what was accepted before.  srq->lock held.
+ */
+static bool rsw_srq_user_tail(struct rsw_srq *srq)
+{
+	/* Pairs with the process's release of tail after the entries. */
+	u32 tail = smp_load_acquire(&srq->uctrl->tail);
+
+	lockdep_assert_held(&srq->lock);
+	if (tail - srq->head > srq->size ||
+	    tail - srq->head < srq->tail - srq->head) {
+		srq->bad_tails++;
+		return false;
+	}
+	srq->tail = tail;
+	return true;
+}
+
+enum rsw_srq_take rsw_srq_take(struct rsw_srq *srq, struct rdmap_sw_rqe *copy,
+			       bool *limit)
+{
+	enum rsw_srq_take t = RSW_SRQ_NONE;
+	unsigned long flags;
+
+	spin_lock_irqsave(&srq->lock, flags);
+	if (srq->uctrl && !rsw_srq_user_tail(srq)) {
+		t = RSW_SRQ_BAD_TAIL;
+		goto out;
+	}
+	if (srq->head == srq->tail)
+		goto out;
+	memcpy(copy, rsw_srq_slot(srq, srq->head), sizeof(*copy));
+	srq->head++;
+	if (srq->uctrl) {
+		/* Copied: pairs with the process's acquire of head. */
+		smp_store_release(&srq->uctrl->head, srq->head);
+	}
+	if (srq->limit && srq->tail - srq->head < srq->limit) {
+		srq->limit = 0;
+		*limit = true;
+	}
+	t = RSW_SRQ_OK;
+out:
+	spin_unlock_irqrestore(&srq->lock, flags);
+	return t;
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_srq_take);
+
+void rsw_srq_limit_event(struct rsw_srq *srq)
+{
+	struct ib_srq *ibsrq = &srq->base;
+	struct ib_event ev = {
+		.device = ibsrq->device,
+		.element.srq = ibsrq,
+		.event = IB_EVENT_SRQ_LIMIT_REACHED,
+	};
+
+	if (ibsrq->event_handler)
+		ibsrq->event_handler(&ev, ibsrq->srq_context);
+}
+
+/* ------------------------------------------------------------- verbs */
+
+static int rsw_srq_check_init(struct ib_srq *ibsrq,
+			      const struct ib_srq_init_attr *init,
+			      struct ib_udata *udata)
+{
+	if (init->srq_type != IB_SRQT_BASIC)
+		return -EOPNOTSUPP;
+	if (init->attr.max_wr > RSW_MAX_SRQ_WR ||
+	    init->attr.max_sge > RSW_MAX_SGE)
+		return -EINVAL;
+	/* No request data is defined: unknown input must be zero. */
+	if (udata && (!rdma_udata_to_drv_context(udata, struct rsw_ucontext,
+						 base) ||
+		      (udata->inlen &&
+		       !ib_is_udata_cleared(udata, 0, udata->inlen))))
+		return -EINVAL;
+	return 0;
+}
+
+/* A user SRQ: map control page and ring, tell the process where. */
+static int rsw_srq_map(struct rsw_srq *srq, struct ib_udata *udata)
+{
+	struct ib_ucontext *uctx = &rdma_udata_to_drv_context(udata,
+				struct rsw_ucontext, base)->base;
+	struct rdmap_sw_uresp_create_srq resp = {
+		.len = srq->buf_len,
+		.size = srq->size,
+		.max_sge = srq->max_sge,
+	};
+	struct rsw_umap *um;
+
+	um = rsw_umap_insert(uctx, srq->buf, srq->buf_len, &resp.offset);
+	if (IS_ERR(um))
+		return PTR_ERR(um);
+	srq->umap = um;		/* owns buf from now on */
+	return ib_copy_to_udata(udata, &resp, min(udata->outlen, sizeof(resp)));
+}
+
+/* ops.create_srq.  Process context, may sleep. */
+int rsw_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+		   struct ib_udata *udata)
+{
+	struct rsw_srq *srq = to_rsw_srq(ibsrq);
+	int ret;
+
+	ret = rsw_srq_check_init(ibsrq, init, udata);
+	if (ret)
+		return ret;
+	if (atomic_inc_return(&rsw_srq_count) > RSW_MAX_SRQ) {
+		ret = -ENOMEM;
+		goto err_count;
+	}
+	spin_lock_init(&srq->lock);
+	srq->size = roundup_pow_of_two(max(init->attr.max_wr, 1U));
+	srq->mask = srq->size - 1;
+	srq->max_sge = max(init->attr.max_sge, 1U);
+	ret = rsw_srq_alloc_buf(srq, udata != NULL);
+	if (ret)
+		goto err_count;
+	if (udata) {
+		ret = rsw_srq_map(srq, udata);
+		if (ret)
+			goto err_free;
+	}
+	init->attr.max_wr = srq->size;
+	init->attr.max_sge = srq->max_sge;
+	return 0;
+
+err_free:
+	rsw_srq_free_buf(srq);
+err_count:
+	atomic_dec(&rsw_srq_count);
+	return ret;
+}
+
+/*
+ * ops.modify_srq.  IB_SRQ_LIMIT arms the limit (0 disarms); resizing
+ * (IB_SRQ_MAX_WR) is not offered: the ring is mapped with a fixed size.
+ */
+int rsw_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		   enum ib_srq_attr_mask mask, struct ib_udata *udata)
+{
+	struct rsw_srq *srq = to_rsw_srq(ibsrq);
+	unsigned long flags;
+
+	if (mask & ~(IB_SRQ_MAX_WR | IB_SRQ_LIMIT))
+		return -EINVAL;
+	if (mask & IB_SRQ_MAX_WR)
+		return -EOPNOTSUPP;
+	if (!(mask & IB_SRQ_LIMIT))
+		return 0;
+	if (attr->srq_limit > srq->size)
+		return -EINVAL;
+	spin_lock_irqsave(&srq->lock, flags);
+	srq->limit = attr->srq_limit;
+	spin_unlock_irqrestore(&srq->lock, flags);
+	return 0;
+}
+
+/* ops.query_srq.  srq_limit is the armed limit, 0 once it fired. */
+int rsw_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
+{
+	struct rsw_srq *srq = to_rsw_srq(ibsrq);
+	unsigned long flags;
+
+	spin_lock_irqsave(&srq->lock, flags);
+	attr->srq_limit = srq->limit;
+	spin_unlock_irqrestore(&srq->lock, flags);
+	attr->max_wr = srq->size;
+	attr->max_sge = srq->max_sge;
+	return 0;
+}
+
+/* ops.destroy_srq.  Process context; no QP uses the SRQ (ib_core). */
+int rsw_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
+{
+	struct rsw_srq *srq = to_rsw_srq(ibsrq);
+
+	rsw_srq_free_buf(srq);
+	atomic_dec(&rsw_srq_count);
+	return 0;
+}
+
+/* Post one receive to a kernel SRQ.  srq->lock held. */
+static int rsw_srq_post_one(struct rsw_srq *srq, const struct ib_recv_wr *wr)
+{
+	struct rdmap_sw_rqe *rqe;
+	int ret;
+
+	lockdep_assert_held(&srq->lock);
+	if (srq->tail - srq->head >= srq->size)
+		return -ENOMEM;
+	rqe = rsw_srq_slot(srq, srq->tail);
+	ret = rsw_wqe_sges(rqe->sge, wr->sg_list, wr->num_sge, srq->max_sge,
+			   &rqe->length);
+	if (ret)
+		return ret;
+	rqe->wr_id = wr->wr_id;
+	rqe->num_sge = wr->num_sge;
+	memset(rqe->reserved, 0, sizeof(rqe->reserved));
+	srq->tail++;
+	return 0;
+}
+
+/*
+ * ops.post_srq_recv.  Any context, never sleeps.  Stops at the first work
+ * request that is malformed (-EINVAL) or does not fit (-ENOMEM).  A user
+ * SRQ's ring is the process's to write: any work request is refused.
+ */
+int rsw_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+		      const struct ib_recv_wr **bad_wr)
+{
+	struct rsw_srq *srq = to_rsw_srq(ibsrq);
+	unsigned long flags;
+	int ret = 0;
+
+	if (srq->uctrl) {
+		if (!wr)
+			return 0;
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	spin_lock_irqsave(&srq->lock, flags);
+	for (; wr; wr = wr->next) {
+		ret = rsw_srq_post_one(srq, wr);
+		if (ret)
+			break;
+	}
+	spin_unlock_irqrestore(&srq->lock, flags);
+	if (ret)
+		*bad_wr = wr;
+	return ret;
+}
+
+#if IS_ENABLED(CONFIG_KUNIT)
+int rsw_srq_user_layout(struct ib_srq *ibsrq)
+{
+	struct rsw_srq *srq = to_rsw_srq(ibsrq);
+	struct rsw_srq tmp = { .size = srq->size };
+	unsigned long flags;
+	int ret;
+
+	if (srq->uctrl || srq->umap || srq->tail)
+		return -EINVAL;
+	ret = rsw_srq_alloc_buf(&tmp, true);
+	if (ret)
+		return ret;
+	spin_lock_irqsave(&srq->lock, flags);
+	swap(srq->buf, tmp.buf);
+	srq->buf_len = tmp.buf_len;
+	srq->uctrl = tmp.uctrl;
+	srq->ring = tmp.ring;
+	spin_unlock_irqrestore(&srq->lock, flags);
+	vfree(tmp.buf);
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_srq_user_layout);
+
+struct rdmap_sw_rqe *rsw_srq_entry(struct ib_srq *ibsrq, u32 n)
+{
+	return rsw_srq_slot(to_rsw_srq(ibsrq), n);
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_srq_entry);
+
+struct rdmap_sw_wq_ctrl *rsw_srq_uctrl(struct ib_srq *ibsrq)
+{
+	return to_rsw_srq(ibsrq)->uctrl;
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_srq_uctrl);
+#endif

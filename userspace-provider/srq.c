@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * rdmap_sw rdma-core provider: shared receive queues.
+ *
+ * The kernel hands out one mapping per SRQ at create_srq, laid out like a
+ * QP's receive queue: struct rdmap_sw_wq_ctrl, then at
+ * RDMAP_SW_WQ_RING_OFFSET the ring of struct rdmap_sw_rqe.  We produce
+ * (fill the entry at tail, publish tail with release semantics, under the
+ * SRQ's lock so that threads may post concurrently); the kernel copies an
+ * entry out as soon as a QP takes it and moves ctrl.head past it.  Posting
+ * is therefore never a system call.  QPs created with the SRQ get no
+ * receive queue of their own: ibv_post_recv on them fails with EINVAL.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rdmap_sw.h"
+
+struct ibv_srq *rsw_create_srq(struct ibv_pd *pd,
+			       struct ibv_srq_init_attr *attr)
+{
+	struct rsw_cmd_create_srq cmd = {};
+	struct rsw_cmd_create_srq_resp resp = {};
+	struct rsw_srq *srq;
+	int ret;
+
+	srq = calloc(1, sizeof(*srq));
+	if (!srq) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ret = ibv_cmd_create_srq(pd, &srq->vsrq.srq, attr, &cmd.ibv_cmd,
+				 sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	if (ret)
+		goto err_free;
+	/* The kernel must map a ring; a zero size would be "no queue". */
+	if (!resp.size) {
+		ret = EPROTO;
+		goto err_destroy;
+	}
+	ret = rsw_wq_map(&srq->rq, pd->context->cmd_fd, resp.offset, resp.len,
+			 resp.size, sizeof(struct rdmap_sw_rqe), resp.max_sge);
+	if (ret) {
+		verbs_err(verbs_get_ctx(pd->context),
+			  "cannot map SRQ (%u entries, %llu bytes): %s\n",
+			  resp.size, (unsigned long long)resp.len,
+			  strerror(ret));
+		goto err_destroy;
+	}
+	attr->attr.max_wr = resp.size;
+	attr->attr.max_sge = srq->rq.max_sge;
+	return &srq->vsrq.srq;
+
+err_destroy:
+	ibv_cmd_destroy_srq(&srq->vsrq.srq);
+err_free:
+	free(srq);
+	errno = ret;
+	return NULL;
+}
+
+int rsw_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask)
+{
+	struct ibv_modify_srq cmd = {};
+
+	return ibv_cmd_modify_srq(srq, attr, mask, &cmd, sizeof(cmd));
+}
+
+int rsw_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
+{
+	struct ibv_query_srq cmd = {};
+
+	return ibv_cmd_query_srq(srq, attr, &cmd, sizeof(cmd));
+}
+
+int rsw_destroy_srq(struct ibv_srq *ibsrq)
+{
+	struct rsw_srq *srq = to_rsw_srq(ibsrq);
+	int ret;
+
+	ret = ibv_cmd_destroy_srq(ibsrq);
+	if (ret)
+		return ret;
+	rsw_wq_unmap(&srq->rq);
+	free(srq);
+	return 0;
+}
+
+int rsw_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+		      struct ibv_recv_wr **bad_wr)
+{
+	bool posted;
+
+	return rsw_wq_post_recv(&to_rsw_srq(ibsrq)->rq, wr, bad_wr, &posted);
+}
