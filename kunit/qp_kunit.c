@@ -277,7 +277,7 @@ static void rsw_qt_create_caps(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, attr.cap.max_send_wr, c->send_wr);
 	KUNIT_EXPECT_EQ(test, attr.cap.max_recv_wr, c->recv_wr);
 	KUNIT_EXPECT_NE(test, qp->qp_num, 0U);
-	KUNIT_EXPECT_EQ(test, rsw_qt_state(test, qp), IB_QPS_RESET);
+	KUNIT_EXPECT_EQ(test, rsw_qt_state(test, qp), IB_QPS_INIT);
 }
 
 /* ------------------------------------------------ state transition table */
@@ -374,8 +374,8 @@ static const struct rsw_qt_modify_case rsw_qt_modify_cases[] = {
 	  { { IB_QPS_INIT, 0, IB_QPS_INIT },
 	    { IB_QPS_RTS, -ENOTCONN, IB_QPS_INIT } }, 2 },
 	{ "SQD and SQE from IDLE refused",
-	  { { IB_QPS_SQD, -EINVAL, IB_QPS_RESET },
-	    { IB_QPS_SQE, -EINVAL, IB_QPS_RESET } }, 2 },
+	  { { IB_QPS_SQD, -EINVAL, IB_QPS_INIT },
+	    { IB_QPS_SQE, -EINVAL, IB_QPS_INIT } }, 2 },
 	{ "SQD after the stream ended does nothing",
 	  { { IB_QPS_ERR, 0, IB_QPS_ERR }, { IB_QPS_SQD, 0, IB_QPS_ERR },
 	    { IB_QPS_RESET, 0, IB_QPS_RESET } }, 3 },
@@ -1096,7 +1096,7 @@ static void rsw_qt_process_reg_inv(struct kunit *test)
 	rsw_qt_expect_wc(test, cq, 2, IB_WC_SUCCESS, IB_WC_LOCAL_INV);
 	KUNIT_EXPECT_EQ(test, rsw_qp_sq_take(to_rsw_qp(qp), sqe, &idx),
 			RSW_SQ_EMPTY);
-	KUNIT_EXPECT_EQ(test, rsw_qt_state(test, qp), IB_QPS_RESET);
+	KUNIT_EXPECT_EQ(test, rsw_qt_state(test, qp), IB_QPS_INIT);
 }
 
 /*
@@ -1444,7 +1444,7 @@ static void rsw_qt_user_sqe_bad(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, READ_ONCE(q->sq.uctrl->head), 3U);
 
 	/* The other QP is as it was. */
-	KUNIT_EXPECT_EQ(test, rsw_qt_state(test, other), IB_QPS_RESET);
+	KUNIT_EXPECT_EQ(test, rsw_qt_state(test, other), IB_QPS_INIT);
 	KUNIT_EXPECT_FALSE(test, rsw_qt_poll(oscq, &wc));
 	KUNIT_ASSERT_EQ(test, rsw_qp_sq_take(o, sqe, &oidx), RSW_SQ_WIRE);
 	KUNIT_EXPECT_EQ(test, sqe->wr_id, 7ULL);
@@ -1454,7 +1454,7 @@ static void rsw_qt_user_sqe_bad(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, wc.wr_id, 7ULL);
 	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_SUCCESS);
 	KUNIT_EXPECT_PTR_EQ(test, wc.qp, other);
-	KUNIT_EXPECT_EQ(test, rsw_qt_state(test, other), IB_QPS_RESET);
+	KUNIT_EXPECT_EQ(test, rsw_qt_state(test, other), IB_QPS_INIT);
 }
 
 struct rsw_qt_urqe_case {
@@ -1577,7 +1577,7 @@ static void rsw_qt_user_tail_bound(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, sqe->wr_id, (u64)i);
 	}
 	KUNIT_EXPECT_EQ(test, rsw_qp_sq_take(q, sqe, &idx), RSW_SQ_EMPTY);
-	KUNIT_EXPECT_EQ(test, rsw_qt_state(test, qp), IB_QPS_RESET);
+	KUNIT_EXPECT_EQ(test, rsw_qt_state(test, qp), IB_QPS_INIT);
 	/* Retire one: one more slot is free, two are not. */
 	rsw_qp_sq_complete(q, 0, RDMAP_SW_WC_SUCCESS, 8);
 	KUNIT_EXPECT_EQ(test, READ_ONCE(q->sq.uctrl->head), 1U);

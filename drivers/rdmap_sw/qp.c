@@ -1322,7 +1322,12 @@ static void rsw_qp_init_fields(struct rsw_qp *qp, struct ib_qp_init_attr *attr)
 	init_completion(&qp->released);
 	spin_lock_init(&qp->lock);
 	qp->state = RSW_QPS_IDLE;
-	qp->idle_state = IB_QPS_RESET;
+	/*
+	 * iWARP verbs create a QP in the Idle state, which is reported as INIT
+	 * (as rdma-core's suite expects of an RNIC): RESET, INIT and RTR are
+	 * all Idle here, and a ULP's RESET->INIT move stays legal.
+	 */
+	qp->idle_state = IB_QPS_INIT;
 	qp->sig_all = attr->sq_sig_type == IB_SIGNAL_ALL_WR;
 	qp->max_inline = attr->cap.max_inline_data;
 	qp->srq = attr->srq ? to_rsw_srq(attr->srq) : NULL;
