@@ -108,6 +108,9 @@ assert_match "$T_OUT" 'state:[[:space:]]+PORT_ACTIVE ' "port 1 state"
 step "verbs-smoke: CQ, MR, QP rings, flush on ERROR"
 check "$RSW_RDMA_SMOKE" "$DEV" active
 
+step "wire-smoke: 16 SGEs, 256-byte inline, solicited events"
+check "$RSW_RDMA_PROVIDER_BUILD/wire-smoke" "$DEV" "$IP" 7480
+
 step "rping: 1000 pings, data verified on both sides"
 start_server rping 7174 "$B/rping" -s -a "$IP" -p 7174 -V -C 1000
 check logged rping "$B/rping" -c -a "$IP" -p 7174 -v -V -C 1000

@@ -37,7 +37,6 @@
 
 #include <infiniband/verbs.h>
 
-#include "tap.h"
 #include <rdma/rdma_cma.h>
 
 /* The provider's SRQ object, to find the mapped ring (garbage check). */
@@ -49,20 +48,7 @@
 #define BIG (64 * 1024 * 1024)		/* the Send that is aborted */
 #define TIMEOUT_S 60.0
 
-static void die(const char *what)
-{
-	check(false, "%s: %s", what, strerror(errno));
-	printf("# %d checks, %d failed\n", checks, failures);
-	exit(1);
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
+#include "wait.h"
 
 /* Everything both ends share: one device context, PD, SRQ and MRs. */
 static struct {
@@ -89,63 +75,6 @@ struct conn {
 };
 
 static struct conn conns[NCONN];
-
-/*
- * The next rdma_cm event of @type (for @id, if not NULL), acked; other
- * events on the way (disconnects of earlier connections) are noted and
- * skipped.  The new id of a CONNECT_REQUEST is returned in *@new_id.
- */
-static bool wait_cm(enum rdma_cm_event_type type, struct rdma_cm_id *id,
-		    struct rdma_cm_id **new_id)
-{
-	struct rdma_cm_event *ev;
-	double end = now_s() + TIMEOUT_S;
-	struct pollfd pfd = { .fd = g.ch->fd, .events = POLLIN };
-
-	while (now_s() < end) {
-		if (poll(&pfd, 1, 100) <= 0)
-			continue;
-		if (rdma_get_cm_event(g.ch, &ev))
-			return false;
-		if (ev->event == type && (!id || ev->id == id)) {
-			if (new_id)
-				*new_id = ev->id;
-			rdma_ack_cm_event(ev);
-			return true;
-		}
-		printf("# cm event %s (status %d) while waiting for %s\n",
-		       rdma_event_str(ev->event), ev->status,
-		       rdma_event_str(type));
-		rdma_ack_cm_event(ev);
-	}
-	return false;
-}
-
-/* ESTABLISHED on both ends of @c, in either order. */
-static bool wait_established(struct conn *c)
-{
-	struct pollfd pfd = { .fd = g.ch->fd, .events = POLLIN };
-	double end = now_s() + TIMEOUT_S;
-	bool srv = false, cli = false;
-	struct rdma_cm_event *ev;
-
-	while (!(srv && cli) && now_s() < end) {
-		if (poll(&pfd, 1, 100) <= 0)
-			continue;
-		if (rdma_get_cm_event(g.ch, &ev))
-			return false;
-		if (ev->event == RDMA_CM_EVENT_ESTABLISHED && ev->id == c->sid)
-			srv = true;
-		else if (ev->event == RDMA_CM_EVENT_ESTABLISHED &&
-			 ev->id == c->cid)
-			cli = true;
-		else
-			printf("# cm event %s (status %d) while connecting\n",
-			       rdma_event_str(ev->event), ev->status);
-		rdma_ack_cm_event(ev);
-	}
-	return srv && cli;
-}
 
 /*
  * The next asynchronous event of @type for @obj (a QP or SRQ); others are
@@ -184,42 +113,6 @@ static bool async_pending(int ms)
 	return poll(&pfd, 1, ms) > 0;
 }
 
-/* Poll one completion from @cq within the timeout. */
-static bool poll_one(struct ibv_cq *cq, struct ibv_wc *wc)
-{
-	double end = now_s() + TIMEOUT_S;
-	struct timespec pause = { 0, 200000 };
-
-	while (now_s() < end) {
-		int n = ibv_poll_cq(cq, 1, wc);
-
-		if (n < 0)
-			return false;
-		if (n == 1)
-			return true;
-		nanosleep(&pause, NULL);
-	}
-	return false;
-}
-
-static bool cq_empty(struct ibv_cq *cq, int ms)
-{
-	struct timespec pause = { 0, 1000000 };
-	struct ibv_wc wc;
-	int i;
-
-	for (i = 0; i < ms; i++) {
-		if (ibv_poll_cq(cq, 1, &wc) != 0) {
-			printf("# unexpected completion wr_id %llu status %s\n",
-			       (unsigned long long)wc.wr_id,
-			       ibv_wc_status_str(wc.status));
-			return false;
-		}
-		nanosleep(&pause, NULL);
-	}
-	return true;
-}
-
 static void setup_listener(const char *ip, int port)
 {
 	struct ibv_srq_init_attr sattr = {
@@ -228,26 +121,8 @@ static void setup_listener(const char *ip, int port)
 	struct ibv_srq_attr qattr = {};
 	int n;
 
-	g.ch = rdma_create_event_channel();
-	if (!g.ch)
-		die("rdma_create_event_channel");
-	if (rdma_create_id(g.ch, &g.listen, NULL, RDMA_PS_TCP))
-		die("rdma_create_id");
-	g.addr.sin_family = AF_INET;
-	g.addr.sin_port = htons(port);
-	if (inet_pton(AF_INET, ip, &g.addr.sin_addr) != 1) {
-		errno = EINVAL;
-		die("address");
-	}
-	if (rdma_bind_addr(g.listen, (struct sockaddr *)&g.addr))
-		die("rdma_bind_addr");
-	if (rdma_listen(g.listen, NCONN))
-		die("rdma_listen");
+	g.listen = listen_on(&g.ch, ip, port, NCONN, &g.addr);
 	g.ctx = g.listen->verbs;
-	if (!g.ctx) {
-		errno = ENODEV;
-		die("listener bound to no device");
-	}
 	printf("# device %s\n", ibv_get_device_name(g.ctx->device));
 	g.pd = ibv_alloc_pd(g.ctx);
 	if (!g.pd)
@@ -301,10 +176,10 @@ static void connect_pair(int i)
 	if (rdma_create_id(g.ch, &c->cid, NULL, RDMA_PS_TCP))
 		die("rdma_create_id (client)");
 	if (rdma_resolve_addr(c->cid, NULL, (struct sockaddr *)&g.addr, 5000) ||
-	    !wait_cm(RDMA_CM_EVENT_ADDR_RESOLVED, c->cid, NULL))
+	    !wait_cm_on(g.ch, RDMA_CM_EVENT_ADDR_RESOLVED, c->cid, NULL))
 		die("rdma_resolve_addr");
 	if (rdma_resolve_route(c->cid, 5000) ||
-	    !wait_cm(RDMA_CM_EVENT_ROUTE_RESOLVED, c->cid, NULL))
+	    !wait_cm_on(g.ch, RDMA_CM_EVENT_ROUTE_RESOLVED, c->cid, NULL))
 		die("rdma_resolve_route");
 	if (c->cid->verbs != g.ctx) {
 		errno = EXDEV;
@@ -316,7 +191,7 @@ static void connect_pair(int i)
 		die("rdma_create_qp (client)");
 	if (rdma_connect(c->cid, &param))
 		die("rdma_connect");
-	if (!wait_cm(RDMA_CM_EVENT_CONNECT_REQUEST, NULL, &c->sid))
+	if (!wait_cm_on(g.ch, RDMA_CM_EVENT_CONNECT_REQUEST, NULL, &c->sid))
 		die("no CONNECT_REQUEST");
 
 	c->rcq = new_cq(32);
@@ -335,7 +210,7 @@ static void connect_pair(int i)
 	      "connection %d: ibv_post_recv on the SRQ QP refused (%d)", i, n);
 	if (rdma_accept(c->sid, &param))
 		die("rdma_accept");
-	if (!wait_established(c))
+	if (!wait_cm_pair(g.ch, RDMA_CM_EVENT_ESTABLISHED, c->sid, c->cid))
 		die("connection not established");
 	check(true, "connection %d established (server QP %u)", i,
 	      c->sid->qp->qp_num);
@@ -487,13 +362,13 @@ static void check_garbage(void)
 		      ibv_wc_status_str(wc.status), wc.qp_num);
 	check(wait_async(IBV_EVENT_QP_LAST_WQE_REACHED, conns[0].sid->qp, 30),
 	      "IBV_EVENT_QP_LAST_WQE_REACHED for conn 0's server QP");
-	check(cq_empty(conns[1].rcq, 100), "conn 1's CQ saw nothing of it");
+	check(cq_quiet(conns[1].rcq, 100), "conn 1's CQ saw nothing of it");
 
 	/* The other QP takes the next (good) entry and carries on. */
 	check(send_msg(1, 3, msg_len(1, 3), true),
 	      "conn 1 send 3 completed after conn 0 failed");
 	expect_msg(1, 3, 1006);
-	check(cq_empty(conns[0].rcq, 100), "conn 0's CQ stays quiet");
+	check(cq_quiet(conns[0].rcq, 100), "conn 0's CQ stays quiet");
 }
 
 /*
@@ -547,7 +422,7 @@ static void check_flush_after_abort(void)
 	}
 	check(wait_async(IBV_EVENT_QP_LAST_WQE_REACHED, conns[1].sid->qp, 30),
 	      "IBV_EVENT_QP_LAST_WQE_REACHED for conn 1's server QP");
-	check(cq_empty(conns[1].rcq, 200),
+	check(cq_quiet(conns[1].rcq, 200),
 	      "conn 1: the entries it never took are not flushed");
 
 	connect_pair(2);
