@@ -201,12 +201,16 @@ else
 			printf '%s\n' "$out" >"$LOGS/$name.client"
 			printf '%s\n' "$out" | grep -E "^[[:space:]]*(#bytes|${size}[[:space:]])|report|r\^2" | indent || true
 			# A server whose client failed may wait for ever (it
-			# listens again for the test connection): give it 5 s.
+			# listens again for the test connection), or still be
+			# sampling its clock for its own report (-b): give it
+			# 20 s to say why before it is stopped.
+			# (A refused client's server waits for ever: no grace.)
 			if [ "$rc" -ne 0 ]; then
-				for _ in 1 2 3 4 5 6 7 8 9 10; do
-					server_gone && break
-					sleep 0.5
-				done
+				grep -q "RDMA_CM_EVENT_REJECTED" <<<"$out" ||
+					for _ in $(seq 40); do
+						server_gone && break
+						sleep 0.5
+					done
 				kill "$SRV_PID" 2>/dev/null || true
 			fi
 			src=0
@@ -284,7 +288,7 @@ else
 	# pr_debug lines, enabled below when dynamic debug is available).
 	cm_debug_dump() {
 		note "driver connection log (last 40 lines), sockets on port $1:"
-		dmesg | grep -E 'rdmap_sw|CEP' | tail -n 40 | indent
+		dmesg | grep -F 'rdmap_sw: CEP' | tail -n 40 | indent
 		ss -tanH | indent
 	}
 	mountpoint -q /sys/kernel/debug ||
