@@ -758,6 +758,14 @@ static int rsw_cep_start_connect(struct rsw_cep *cep,
 	int ret;
 
 	if (args->local) {
+		/*
+		 * The port is the one rdma_cm allocated in its own port space,
+		 * which knows nothing of TCP's: an earlier connection of ours
+		 * may still hold it in TIME_WAIT.  Our sockets all allow reuse
+		 * (as the listeners do), so such a leftover does not refuse
+		 * the bind with -EADDRINUSE; a listener on the port still does.
+		 */
+		sock_set_reuseaddr(cep->sock->sk);
 		ret = kernel_bind(cep->sock, (struct sockaddr *)args->local,
 				  rsw_addr_len(args->local));
 		if (ret)

@@ -34,6 +34,7 @@
  * Prints one TAP line per check; exits 0 only if every check passed.
  */
 #include <arpa/inet.h>
+#include <sys/socket.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -43,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
@@ -266,6 +268,48 @@ static bool caps_ok(const struct ibv_qp_cap *c)
 	       c->max_inline_data >= INL;
 }
 
+/*
+ * Leave a TCP connection of @ip's address in TIME_WAIT on a local port and return
+ * the port: what an earlier connection of the driver's leaves behind, on a
+ * port rdma_cm (whose port space knows nothing of TCP's) may hand out
+ * again.  The socket allows address reuse, as the driver's own do.
+ */
+static int time_wait_port(const struct sockaddr_in *ip)
+{
+	struct sockaddr_in a = *ip;
+	socklen_t len = sizeof(a);
+	int one = 1, l, c, s, port, probe, ret;
+
+	a.sin_port = 0;
+	l = socket(AF_INET, SOCK_STREAM, 0);
+	c = socket(AF_INET, SOCK_STREAM, 0);
+	if (l < 0 || c < 0 ||
+	    setsockopt(c, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 1) ||
+	    getsockname(l, (struct sockaddr *)&a, &len) ||
+	    connect(c, (struct sockaddr *)&a, sizeof(a)))
+		die("TCP connection for TIME_WAIT");
+	s = accept(l, NULL, NULL);
+	len = sizeof(a);
+	if (s < 0 || getsockname(c, (struct sockaddr *)&a, &len))
+		die("accept");
+	port = ntohs(a.sin_port);
+	/* The side that closes first keeps the port in TIME_WAIT. */
+	close(c);
+	usleep(20000);
+	close(s);
+	close(l);
+	usleep(50000);
+	/* Without reuse the port is taken: the leftover is there. */
+	probe = socket(AF_INET, SOCK_STREAM, 0);
+	ret = bind(probe, (struct sockaddr *)&a, sizeof(a));
+	check(ret && errno == EADDRINUSE,
+	      "local port %d is held in TIME_WAIT (plain bind: %s)", port,
+	      ret ? strerror(errno) : "succeeded");
+	close(probe);
+	return port;
+}
+
 static void connect_pair(void)
 {
 	struct rdma_conn_param param = { .responder_resources = 1,
@@ -290,11 +334,19 @@ static void connect_pair(void)
 			 .max_send_sge = NSGE, .max_recv_sge = NSGE,
 			 .max_inline_data = INL },
 	};
+	struct sockaddr_in src;
 	int ret;
 
 	if (rdma_create_id(g.ech, &g.cid, NULL, RDMA_PS_TCP))
 		die("rdma_create_id (client)");
-	if (rdma_resolve_addr(g.cid, NULL, (struct sockaddr *)&g.addr, 5000) ||
+	/*
+	 * The client's rdma_cm port is one TCP holds in TIME_WAIT: the
+	 * connection must still be made (the driver's socket allows reuse).
+	 */
+	src = g.addr;
+	src.sin_port = htons(time_wait_port(&g.addr));
+	if (rdma_resolve_addr(g.cid, (struct sockaddr *)&src,
+			      (struct sockaddr *)&g.addr, 5000) ||
 	    !wait_cm_on(g.ech, RDMA_CM_EVENT_ADDR_RESOLVED, g.cid, NULL))
 		die("rdma_resolve_addr");
 	if (rdma_resolve_route(g.cid, 5000) ||
@@ -313,7 +365,9 @@ static void connect_pair(void)
 	g.qpx = ibv_qp_to_qp_ex(g.cid->qp);
 	if (!check(g.qpx != NULL, "ibv_qp_to_qp_ex"))
 		die("ibv_qp_to_qp_ex");
-	if (rdma_connect(g.cid, &param))
+	ret = rdma_connect(g.cid, &param);
+	if (!check(!ret, "rdma_connect from port %d, in TIME_WAIT (%s)",
+		   ntohs(src.sin_port), ret ? strerror(errno) : "ok"))
 		die("rdma_connect");
 	if (!wait_cm_on(g.ech, RDMA_CM_EVENT_CONNECT_REQUEST, NULL, &g.sid))
 		die("no CONNECT_REQUEST");
