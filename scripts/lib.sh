@@ -3,7 +3,8 @@
 #
 # Cache layout (never inside the checkout):
 #   $RSW_CACHE/versions.env          kernel releases chosen by scripts/setup
-#   $RSW_CACHE/kernels/<release>/    dpkg -x of linux-image-<release>-unsigned
+#   $RSW_CACHE/kernels/<release>/    dpkg -x of linux-image-<release>-unsigned,
+#                                    linux-headers-<release> (+ -common, kbuild)
 #   $RSW_CACHE/debug/                debug kernel: source, O= build, modules
 #   $RSW_CACHE/out/<tree>/<release>/ per-checkout, per-kernel module builds
 #   $RSW_CACHE/ccache/               compiler cache for the debug kernel
@@ -42,11 +43,16 @@ rsw_release() {
 	esac
 }
 
+# Debian kernel release -> its headers, unpacked by scripts/setup
+rsw_kdir_of() {
+	echo "$RSW_CACHE/kernels/$1/usr/src/linux-headers-$1"
+}
+
 # kernel name -> kbuild directory usable as KDIR
 rsw_kdir() {
 	case "$1" in
 	debug) echo "$(rsw_debug_dir)/build" ;;
-	*) echo "/usr/src/linux-headers-$(rsw_release "$1")" ;;
+	*) rsw_kdir_of "$(rsw_release "$1")" ;;
 	esac
 }
 
