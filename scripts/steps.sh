@@ -1,0 +1,76 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+# The step runner of scripts/check and scripts/stress.  Source it after
+# scripts/lib.sh with the suite's name:
+#
+#   . "$RSW_TOP/scripts/steps.sh" check
+#
+# step NAME CMD... runs CMD with its output in $logdir/NAME.log and records
+# PASS, FAIL or SKIP; skip NAME WHY records a step not run; summary prints
+# every verdict, the total wall time, the five slowest steps and the line
+# "N passed, N failed, N skipped" that CI reads.
+RSW_SUITE=$1
+logdir="$RSW_CACHE/$RSW_SUITE/$(date +%Y%m%d-%H%M%S)"
+mkdir -p "$logdir"
+# Keep a week of step logs.
+find "$RSW_CACHE/$RSW_SUITE" -mindepth 1 -maxdepth 1 -mtime +7 -exec rm -rf {} +
+passed=0 failed=0 skipped=0
+declare -a results=()
+t_start=$SECONDS
+
+declare -A step_secs=()
+
+# inner_skips LOG: the "SKIP: reason" lines a step printed (guest tests'
+# skip(), scripts/vm for a check it did not make, kunit for skipped cases).
+inner_skips() {
+	tr -d '\r' <"$1" | sed -n 's/^SKIP: //p' | sort -u
+}
+
+# step NAME CMD... : run CMD, log to $logdir/NAME.log.  A step that exits 0
+# but skipped part of its checks is reported and counted as skipped, never
+# as passed; one that exits non-zero fails whatever it printed.
+step() {
+	local name=$1 t0=$SECONDS rc secs skips
+	shift
+	rsw_log "=== $name: $*"
+	"$@" >"$logdir/$name.log" 2>&1
+	rc=$?
+	secs=$((SECONDS - t0))
+	step_secs[$name]=$secs
+	skips=$(inner_skips "$logdir/$name.log")
+	if [ $rc -ne 0 ]; then
+		failed=$((failed + 1))
+		results+=("FAIL  $name ($secs s, rc=$rc, log $logdir/$name.log)")
+		tail -n 40 "$logdir/$name.log" | sed "s/^/  $name| /" >&2
+	elif [ -n "$skips" ]; then
+		skipped=$((skipped + 1))
+		results+=("SKIP  $name ($secs s, ran but skipped: $(paste -sd';' <<<"$skips"))")
+	else
+		passed=$((passed + 1))
+		results+=("PASS  $name ($secs s)")
+	fi
+	rsw_log "=== $name: ${results[-1]%% *} in $secs s"
+	return $rc
+}
+
+skip() {
+	skipped=$((skipped + 1))
+	results+=("SKIP  $1: $2")
+	rsw_log "=== $1: SKIP ($2)"
+}
+
+# The closing lines: every step's verdict, the total wall time, the five
+# slowest steps, and the count line CI reads.
+summary() {
+	local n
+	echo
+	echo "make $RSW_SUITE summary (logs in $logdir):"
+	printf '  %s\n' "${results[@]}"
+	echo "total wall time: $((SECONDS - t_start)) s ($(((SECONDS - t_start + 30) / 60)) min)"
+	echo "slowest steps:"
+	for n in "${!step_secs[@]}"; do
+		printf '%6d s  %s\n' "${step_secs[$n]}" "$n"
+	done | sort -rn | head -n 5
+	echo "$passed passed, $failed failed, $skipped skipped"
+}
+
