@@ -6,6 +6,7 @@
 #   make install         install it into /lib/modules/<release>/updates
 #   make run             main job: build, boot a VM, attach rsw0, run rping and perftest
 #   make check           every test: builds, KUnit, VM tests (what CI runs)
+#   make stress          long runs and full matrices make check samples (1 h+)
 #   make kunit           KUnit suites on the debug kernel only
 #   make bench           rdmap_sw vs siw, rxe, TCP in one VM (~10-15 min)
 #   make setup           install dependencies (done by the targets above)
@@ -25,7 +26,7 @@ KDIR = $(shell scripts/setup >&2 && . scripts/lib.sh && rsw_kdir 6.12)
 endif
 endif
 
-.PHONY: all modules install setup run check kunit bench clean
+.PHONY: all modules install setup run check stress kunit bench clean
 
 all: modules
 
@@ -46,6 +47,9 @@ run:
 
 check:
 	scripts/check
+
+stress:
+	scripts/stress
 
 kunit:
 	scripts/setup
