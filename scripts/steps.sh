@@ -26,19 +26,15 @@ inner_skips() {
 	tr -d '\r' <"$1" | sed -n 's/^SKIP: //p' | sort -u
 }
 
-# step NAME CMD... : run CMD, log to $logdir/NAME.log.  A step that exits 0
-# but skipped part of its checks is reported and counted as skipped, never
-# as passed; one that exits non-zero fails whatever it printed.
-step() {
-	local name=$1 t0=$SECONDS rc secs skips
-	shift
-	rsw_log "=== $name: $*"
-	"$@" >"$logdir/$name.log" 2>&1
-	rc=$?
-	secs=$((SECONDS - t0))
+# record NAME RC SECS: the verdict of a step whose output is in
+# $logdir/NAME.log.  A step that exits 0 but skipped part of its checks is
+# reported and counted as skipped, never as passed; one that exits non-zero
+# fails whatever it printed.
+record() {
+	local name=$1 rc=$2 secs=$3 skips
 	step_secs[$name]=$secs
 	skips=$(inner_skips "$logdir/$name.log")
-	if [ $rc -ne 0 ]; then
+	if [ "$rc" -ne 0 ]; then
 		failed=$((failed + 1))
 		results+=("FAIL  $name ($secs s, rc=$rc, log $logdir/$name.log)")
 		tail -n 40 "$logdir/$name.log" | sed "s/^/  $name| /" >&2
@@ -50,7 +46,58 @@ step() {
 		results+=("PASS  $name ($secs s)")
 	fi
 	rsw_log "=== $name: ${results[-1]%% *} in $secs s"
+}
+
+# step NAME CMD... : run CMD, log to $logdir/NAME.log, record its verdict.
+step() {
+	local name=$1 t0=$SECONDS rc
+	shift
+	rsw_log "=== $name: $*"
+	"$@" >"$logdir/$name.log" 2>&1
+	rc=$?
+	record "$name" "$rc" "$((SECONDS - t0))"
 	return $rc
+}
+
+# group BOOT VMARGS... -- NAME CMD... [-- NAME CMD...]: one scripts/vm boot
+# (log $logdir/BOOT.log) running the members with scripts/tests/group.sh;
+# each member gets its own verdict and log, as if it were a step of its
+# own.  A boot that fails although every member passed (kmemleak, a bug
+# report after the last member) is a failure of its own, named BOOT.
+group() {
+	local boot=$1 t0=$SECONDS rc=0 run name mrc secs a all_ok=1 vmargs=() names=() prev=--
+	shift
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do vmargs+=("$1"); shift; done
+	shift
+	for a in "$@"; do
+		[ "$prev" != -- ] || names+=("$a")
+		prev=$a
+	done
+	mkdir -p "$RSW_CACHE/runs"
+	run=$(mktemp -d "$RSW_CACHE/runs/$boot.XXXXXX")
+	rsw_log "=== $boot: one boot for ${names[*]}"
+	scripts/vm "${vmargs[@]}" --run-dir "$run" -- scripts/tests/group.sh "$@" \
+		>"$logdir/$boot.log" 2>&1 || rc=$?
+	for name in "${names[@]}"; do
+		if [ -r "$run/group/$name.rc" ]; then
+			mrc=$(cat "$run/group/$name.rc") secs=$(cat "$run/group/$name.secs")
+			cp "$run/group/$name.log" "$logdir/$name.log"
+		else
+			mrc=125 secs=0
+			echo "no verdict: the boot ended before $name finished (see $logdir/$boot.log)" >"$logdir/$name.log"
+		fi
+		[ "$mrc" -eq 0 ] || all_ok=0
+		record "$name" "$mrc" "$secs"
+	done
+	# The boot's own verdict and skips (members' lines carry a [NAME]
+	# prefix in its log, so a SKIP there is scripts/vm's own).
+	if { [ "$rc" -ne 0 ] && [ "$all_ok" -eq 1 ]; } ||
+		[ -n "$(inner_skips "$logdir/$boot.log")" ]; then
+		[ "$all_ok" -eq 0 ] && rc=0
+		record "$boot" "$rc" "$((SECONDS - t0))"
+	else
+		rsw_log "=== $boot: boot done in $((SECONDS - t0)) s (rc=$rc)"
+	fi
 }
 
 skip() {

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Run several guest tests in one boot, each with its own verdict.
+#
+#   scripts/vm [...] -- scripts/tests/group.sh NAME CMD [ARGS...] [-- NAME CMD ...]...
+#
+# For each member, in order: its output goes to the console (each line
+# prefixed with [NAME]) and to
+# $RSW_RUN/group/NAME.log, its exit status to NAME.rc and its wall time to
+# NAME.secs.  A member passes when it exits 0 and the kernel logged no bug
+# report while it ran (the shared regex, on the lines that appeared since
+# it started; scripts/vm still fails the whole boot on any report, and a
+# WARN or oops ends the boot: panic_on_warn).  After a failed member the
+# rest are not run (the guest is no longer in a known state) and get the
+# status 126 with a note saying why.  Exit status: 0 when every member
+# passed, else 1.  scripts/steps.sh (group) reads the files on the host.
+set -uo pipefail
+# shellcheck source=scripts/lib.sh
+. "$RSW_TOP/scripts/lib.sh"
+
+: "${RSW_RUN:?run me through scripts/vm}"
+out=$RSW_RUN/group
+mkdir -p "$out"
+
+# Split "$@" at each "--" into members.
+members=()
+cur=''
+for a in "$@"; do
+	if [ "$a" = -- ]; then
+		[ -z "$cur" ] || members+=("$cur")
+		cur=''
+	else
+		cur+=" $(printf '%q' "$a")"
+	fi
+done
+[ -z "$cur" ] || members+=("$cur")
+[ ${#members[@]} -gt 0 ] || { echo "usage: group.sh NAME CMD... [-- NAME CMD...]" >&2; exit 2; }
+
+# run_member NAME CMD...: one member; prints its verdict line.
+run_member() {
+	local name=$1 t0=$SECONDS lines rc=0 bugs
+	shift
+	lines=$(dmesg | wc -l)
+	echo "==== group: $name: $*"
+	"$@" 2>&1 | tee "$out/$name.log" | sed -u "s/^/[$name] /"
+	rc=${PIPESTATUS[0]}
+	bugs=$(dmesg | tail -n +"$((lines + 1))" | grep -E "$RSW_BUG_RE" || true)
+	if [ "$rc" -eq 0 ] && [ -n "$bugs" ]; then
+		printf '%s\n' "$bugs" | tee -a "$out/$name.log"
+		echo "FAIL: kernel bug report while $name ran" | tee -a "$out/$name.log"
+		rc=125
+	fi
+	echo "$((SECONDS - t0))" >"$out/$name.secs"
+	echo "$rc" >"$out/$name.rc"
+	echo "==== group: $name: exit $rc after $((SECONDS - t0)) s"
+	return "$rc"
+}
+
+failed_at=''
+for m in "${members[@]}"; do
+	eval "set -- $m"
+	name=$1
+	shift
+	if [ -n "$failed_at" ]; then
+		echo "not run: $failed_at failed before it in the same boot" >"$out/$name.log"
+		echo 0 >"$out/$name.secs"
+		echo 126 >"$out/$name.rc"
+		continue
+	fi
+	run_member "$name" "$@" || failed_at=$name
+done
+[ -z "$failed_at" ]
