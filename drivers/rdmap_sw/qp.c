@@ -237,9 +237,10 @@ static void rsw_wq_user_retire(struct rsw_wq *wq)
 
 	while (end != wq->next && wq->slot[end & wq->mask].done)
 		end++;
+	if (end == wq->head)
+		return;
 	/* Pairs with the process's acquire of head before it reuses slots. */
-	if (end != wq->head)
-		smp_store_release(&wq->uctrl->head, end);
+	smp_store_release(&wq->uctrl->head, end);
 }
 
 /*
