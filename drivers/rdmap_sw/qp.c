@@ -463,6 +463,7 @@ static enum ib_qp_state rsw_qp_ib_state(const struct rsw_qp *qp)
 }
 
 static void rsw_qp_lock_queues(struct rsw_qp *qp)
+	__acquires(&qp->sq.lock) __acquires(&qp->rq.lock)
 {
 	lockdep_assert_held(&qp->lock);
 	spin_lock(&qp->sq.lock);
@@ -470,6 +471,7 @@ static void rsw_qp_lock_queues(struct rsw_qp *qp)
 }
 
 static void rsw_qp_unlock_queues(struct rsw_qp *qp)
+	__releases(&qp->rq.lock) __releases(&qp->sq.lock)
 {
 	spin_unlock(&qp->rq.lock);
 	spin_unlock(&qp->sq.lock);
