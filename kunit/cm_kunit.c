@@ -871,6 +871,7 @@ static struct kunit_suite cm_suite = {
 	.name = "rdmap_sw_cm",
 	.test_cases = cm_cases,
 };
+
 kunit_test_suite(cm_suite);
 
 MODULE_DESCRIPTION("KUnit tests for rdmap_sw connection endpoints");

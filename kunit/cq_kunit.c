@@ -430,10 +430,12 @@ static bool rsw_kt_ring_poll(struct rsw_kt_cq *kt, struct rsw_kt_ref *ref,
 		return false;
 	}
 	for (i = 0; i < got; i++) {
+		bool ok = wc[i].status == IB_WC_SUCCESS;
+
 		cqe = rsw_kt_cqe(ref->id[0], 0);
 		if (wc[i].wr_id != ref->id[0] || wc[i].qp != kt->qp ||
 		    wc[i].byte_len != cqe.byte_len ||
-		    (wc[i].status == IB_WC_SUCCESS) != !!(ref->id[0] % 5)) {
+		    ok != !!(ref->id[0] % 5)) {
 			KUNIT_FAIL(kt->test, "got wr_id %llu, want %llu",
 				   wc[i].wr_id, ref->id[0]);
 			return false;

@@ -74,8 +74,9 @@ static struct ib_cq *rsw_qt_cq(struct kunit *test, int cqe)
 	cq = ib_create_cq(rsw_qt.ibdev, NULL, NULL, NULL, &attr);
 	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(cq), "ib_create_cq: %ld",
 			       PTR_ERR(cq));
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
-			rsw_qt_destroy_cq, cq), 0);
+	KUNIT_ASSERT_EQ(test,
+			kunit_add_action_or_reset(test, rsw_qt_destroy_cq, cq),
+			0);
 	return cq;
 }
 
@@ -103,8 +104,9 @@ static struct ib_qp *rsw_qt_qp_attr(struct kunit *test, struct ib_pd *pd,
 	qp = ib_create_qp(pd, attr);
 	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(qp), "ib_create_qp: %ld",
 			       PTR_ERR(qp));
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
-			rsw_qt_destroy_qp, qp), 0);
+	KUNIT_ASSERT_EQ(test,
+			kunit_add_action_or_reset(test, rsw_qt_destroy_qp, qp),
+			0);
 	return qp;
 }
 
@@ -272,8 +274,9 @@ static void rsw_qt_create_caps(struct kunit *test)
 		return;
 	}
 	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(qp), "%ld", PTR_ERR(qp));
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
-			rsw_qt_destroy_qp, qp), 0);
+	KUNIT_ASSERT_EQ(test,
+			kunit_add_action_or_reset(test, rsw_qt_destroy_qp, qp),
+			0);
 	KUNIT_EXPECT_EQ(test, attr.cap.max_send_wr, c->send_wr);
 	KUNIT_EXPECT_EQ(test, attr.cap.max_recv_wr, c->recv_wr);
 	KUNIT_EXPECT_NE(test, qp->qp_num, 0U);
@@ -892,12 +895,14 @@ static void rsw_qt_drain_qp(struct kunit *test)
 
 	scq = ib_alloc_cq(rsw_qt.ibdev, NULL, 32, 0, c->poll);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(scq));
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
-			rsw_qt_free_cq, scq), 0);
+	KUNIT_ASSERT_EQ(test,
+			kunit_add_action_or_reset(test, rsw_qt_free_cq, scq),
+			0);
 	rcq = ib_alloc_cq(rsw_qt.ibdev, NULL, 32, 0, c->poll);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(rcq));
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
-			rsw_qt_free_cq, rcq), 0);
+	KUNIT_ASSERT_EQ(test,
+			kunit_add_action_or_reset(test, rsw_qt_free_cq, rcq),
+			0);
 	attr = rsw_qt_attr(scq, rcq);
 	qp = rsw_qt_qp_attr(test, rsw_qt.pd, &attr);
 
@@ -1032,8 +1037,9 @@ static struct ib_mr *rsw_qt_frmr(struct kunit *test, struct ib_pd *pd)
 	KUNIT_ASSERT_NOT_NULL(test, buf);
 	mr = ib_alloc_mr(pd, IB_MR_TYPE_MEM_REG, 4);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(mr));
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
-			rsw_qt_dereg_mr, mr), 0);
+	KUNIT_ASSERT_EQ(test,
+			kunit_add_action_or_reset(test, rsw_qt_dereg_mr, mr),
+			0);
 	sg_init_one(&sg, buf, PAGE_SIZE);
 	KUNIT_ASSERT_EQ(test, ib_dma_map_sg(rsw_qt.ibdev, &sg, 1,
 					    DMA_BIDIRECTIONAL), 1);
@@ -1755,6 +1761,7 @@ static struct kunit_suite rsw_qp_suite = {
 	.suite_exit = rsw_qt_suite_exit,
 	.test_cases = rsw_qp_cases,
 };
+
 kunit_test_suite(rsw_qp_suite);
 
 MODULE_DESCRIPTION("KUnit tests for rdmap_sw queue pairs");

@@ -187,11 +187,13 @@ static bool rx_mock_seg_done(void *ctx, const struct rsw_rx_seg *seg,
 	struct rx_ev *e;
 
 	if (rx_mock_refuse(seg)) {
-		rx_term_set(term, rsw_mr_err_to_term(
-			rsw_rdmap_op_inval(seg->opcode) ? RSW_MR_ERR_STAG :
-							  RSW_MR_ERR_ACCESS,
-			rsw_rdmap_op_inval(seg->opcode) ? RSW_MR_USE_INVALIDATE :
-							  RSW_MR_USE_READ_REQ));
+		bool inval = rsw_rdmap_op_inval(seg->opcode);
+
+		rx_term_set(term,
+			    rsw_mr_err_to_term(inval ? RSW_MR_ERR_STAG :
+						       RSW_MR_ERR_ACCESS,
+					       inval ? RSW_MR_USE_INVALIDATE :
+						       RSW_MR_USE_READ_REQ));
 		return false;
 	}
 	e = rx_mock_add(ctx, EV_DONE);
@@ -1199,12 +1201,13 @@ static void rx_terms_defined(struct kunit *test)
 
 		for (j = 0; j < s->nev; j++) {
 			const struct rsw_rx_term *t = &s->ev[j].term;
+			const char *name;
 
 			if (s->ev[j].kind != EV_STOP)
 				continue;
-			KUNIT_EXPECT_NOT_NULL_MSG(test,
-				rsw_term_name(t->layer, t->etype, t->ecode),
-				"%s", rx_cases[i].desc);
+			name = rsw_term_name(t->layer, t->etype, t->ecode);
+			KUNIT_EXPECT_NOT_NULL_MSG(test, name, "%s",
+						  rx_cases[i].desc);
 		}
 	}
 }

@@ -90,8 +90,9 @@ static struct ib_cq *rsw_st_cq(struct kunit *test, int cqe)
 	cq = ib_create_cq(rsw_st.ibdev, NULL, NULL, NULL, &attr);
 	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(cq), "ib_create_cq: %ld",
 			       PTR_ERR(cq));
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
-			rsw_st_destroy_cq, cq), 0);
+	KUNIT_ASSERT_EQ(test,
+			kunit_add_action_or_reset(test, rsw_st_destroy_cq, cq),
+			0);
 	return cq;
 }
 
@@ -110,8 +111,9 @@ static struct ib_srq *rsw_st_srq(struct kunit *test, u32 wr, u32 sge,
 	srq = ib_create_srq(rsw_st.pd, &attr);
 	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(srq), "ib_create_srq: %ld",
 			       PTR_ERR(srq));
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
-			rsw_st_destroy_srq, srq), 0);
+	KUNIT_ASSERT_EQ(test,
+			kunit_add_action_or_reset(test, rsw_st_destroy_srq, srq),
+			0);
 	return srq;
 }
 
@@ -135,8 +137,9 @@ static struct ib_qp *rsw_st_qp(struct kunit *test, struct ib_srq *srq,
 	qp = ib_create_qp(rsw_st.pd, &attr);
 	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(qp), "ib_create_qp: %ld",
 			       PTR_ERR(qp));
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
-			rsw_st_destroy_qp, qp), 0);
+	KUNIT_ASSERT_EQ(test,
+			kunit_add_action_or_reset(test, rsw_st_destroy_qp, qp),
+			0);
 	return qp;
 }
 
@@ -244,8 +247,9 @@ static void rsw_st_create_query(struct kunit *test)
 		return;
 	}
 	KUNIT_ASSERT_FALSE(test, IS_ERR(srq));
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
-			rsw_st_destroy_srq, srq), 0);
+	KUNIT_ASSERT_EQ(test,
+			kunit_add_action_or_reset(test, rsw_st_destroy_srq, srq),
+			0);
 	KUNIT_EXPECT_EQ(test, init.attr.max_wr, c->got_wr);
 	KUNIT_ASSERT_EQ(test, ib_query_srq(srq, &attr), 0);
 	KUNIT_EXPECT_EQ(test, attr.max_wr, c->got_wr);
@@ -632,12 +636,14 @@ static void rsw_st_drain(struct kunit *test)
 
 	scq = ib_alloc_cq(rsw_st.ibdev, NULL, 16, 0, IB_POLL_DIRECT);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(scq));
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
-			rsw_st_free_cq, scq), 0);
+	KUNIT_ASSERT_EQ(test,
+			kunit_add_action_or_reset(test, rsw_st_free_cq, scq),
+			0);
 	rcq = ib_alloc_cq(rsw_st.ibdev, NULL, 16, 0, IB_POLL_DIRECT);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(rcq));
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
-			rsw_st_free_cq, rcq), 0);
+	KUNIT_ASSERT_EQ(test,
+			kunit_add_action_or_reset(test, rsw_st_free_cq, rcq),
+			0);
 	qp = rsw_st_qp(test, srq, scq, rcq, NULL);
 	KUNIT_ASSERT_EQ(test, rsw_st_post(srq, 1, 8), 0);
 	KUNIT_ASSERT_EQ(test, rsw_st_modify(qp, IB_QPS_INIT), 0);
@@ -775,6 +781,7 @@ static struct kunit_suite rsw_srq_suite = {
 	.suite_exit = rsw_st_suite_exit,
 	.test_cases = rsw_srq_cases,
 };
+
 kunit_test_suite(rsw_srq_suite);
 
 MODULE_DESCRIPTION("KUnit tests for rdmap_sw shared receive queues");

@@ -29,7 +29,6 @@
 #include <linux/net.h>
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
-#include <linux/version.h>
 #include <linux/vmalloc.h>
 #include <net/sock.h>
 #include <rdma/ib_verbs.h>
@@ -210,8 +209,9 @@ static struct ib_cq *st_cq(struct kunit *test, struct st_end *e, bool notify)
 		cq = ib_alloc_cq(st.ibdev, e, 256, 0, IB_POLL_DIRECT);
 		KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(cq), "ib_alloc_cq: %ld",
 				       PTR_ERR(cq));
-		KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
-				st_free_cq, cq), 0);
+		KUNIT_ASSERT_EQ(test,
+				kunit_add_action_or_reset(test, st_free_cq, cq),
+				0);
 		return cq;
 	}
 	cq = ib_create_cq(st.ibdev, notify ? st_cq_comp : NULL, NULL, e,
@@ -828,7 +828,7 @@ static void st_lb_read(struct kunit *test)
 	 * B answered from vmalloc'ed pages: TCP got them by reference
 	 * (zero copy) where the kernel has MSG_SPLICE_PAGES.
 	 */
-	if (LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0))
+	if (rsw_have_splice_pages())
 		KUNIT_EXPECT_GE(test, st_stats(test, lb.b).tx_spliced, (u64)len);
 	/* The sink is still valid (a plain Read invalidates nothing). */
 	KUNIT_EXPECT_EQ(test, st_mr_check(st.pd, sink->mr->rkey,

@@ -616,8 +616,9 @@ static void tx_backpressure(struct kunit *test)
 	/* So are a Terminate and a Read Response while the Send is out. */
 	KUNIT_EXPECT_EQ(test, rsw_tx_terminate(c->tx, &(struct rsw_tx_term) {}),
 			-EBUSY);
-	KUNIT_EXPECT_EQ(test, rsw_tx_read_response(c->tx,
-			&(struct rsw_tx_rresp) {}, &(struct rsw_rx_term) {}),
+	KUNIT_EXPECT_EQ(test,
+			rsw_tx_read_response(c->tx, &(struct rsw_tx_rresp) {},
+					     &(struct rsw_rx_term) {}),
 			-EBUSY);
 	KUNIT_EXPECT_EQ(test, c->sink.fpdus, 1);
 	KUNIT_EXPECT_EQ(test, rsw_tx_reads_outstanding(c->tx), 0);
@@ -1218,8 +1219,8 @@ static void tx_sock_stream(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ib_poll_cq(cq, 1, &wc), 0);
 
 	tx_parse(test, c, true);
-	KUNIT_ASSERT_EQ(test, c->rec->nseg, 6 * DIV_ROUND_UP(len,
-						tx_room(RSW_OP_SEND)));
+	KUNIT_ASSERT_EQ(test, c->rec->nseg,
+			6 * DIV_ROUND_UP(len, tx_room(RSW_OP_SEND)));
 	for (i = 0; i < 6; i++)
 		tx_expect_msg(test, c, i * (c->rec->nseg / 6), RSW_OP_SEND,
 			      len, i + 1, c->mem + 1);
@@ -1254,6 +1255,7 @@ static struct kunit_suite tx_suite = {
 	.suite_exit = tx_suite_exit,
 	.test_cases = tx_cases,
 };
+
 kunit_test_suite(tx_suite);
 
 MODULE_DESCRIPTION("KUnit tests for the rdmap_sw transmit engine");

@@ -678,7 +678,7 @@ static void wire_term_ctrl_decode(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rsw_term_m(&t), c->m);
 	KUNIT_EXPECT_EQ(test, rsw_term_d(&t), c->d);
 	KUNIT_EXPECT_EQ(test, rsw_term_r(&t), c->r);
-	KUNIT_EXPECT_EQ(test, t.ctrl & RSW_TERM_RESERVED, 0);
+	KUNIT_EXPECT_FALSE(test, t.ctrl & RSW_TERM_RESERVED);
 }
 
 static void wire_term_hdr_len(struct kunit *test)

@@ -91,7 +91,7 @@ enum rsw_cep_ev {
 struct rsw_cep {
 	struct kref		ref;
 	u32			id;
-	struct mutex		lock;
+	struct mutex		lock;		/* the state machine: see above */
 	enum rsw_cep_state	state;
 	bool			dead;		/* destroyed: no more events */
 	bool			initiator;
@@ -123,9 +123,12 @@ struct rsw_cep {
 	u8			tx[RSW_MPA_RR_MAX_LEN];
 };
 
-#define rsw_cep_dbg(cep, fmt, ...) \
-	pr_debug("CEP[%u] %s: " fmt, (cep)->id, \
-		 rsw_cep_state_name((cep)->state), ##__VA_ARGS__)
+#define rsw_cep_dbg(cep, fmt, ...) do {					\
+	const struct rsw_cep *_c = (cep);				\
+									\
+	pr_debug("CEP[%u] %s: " fmt, _c->id,				\
+		 rsw_cep_state_name(_c->state), ##__VA_ARGS__);	\
+} while (0)
 
 const char *rsw_cep_state_name(unsigned int s)
 {

@@ -93,8 +93,8 @@ struct rsw_cm_args {
 struct rsw_cm_listen_stats {
 	atomic_t	accepted;		/* TCP connections taken */
 	atomic_t	timeouts;		/* no valid Request in time */
-	atomic_t	fail[RSW_MPA_E_NUM];	/* by MPA reason; [RSW_MPA_OK]:
-						 * socket errors */
+	/* by MPA reason; [RSW_MPA_OK]: socket errors */
+	atomic_t	fail[RSW_MPA_E_NUM];
 };
 
 #endif /* RDMAP_SW_CM_H */

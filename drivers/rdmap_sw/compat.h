@@ -27,6 +27,7 @@
 #define RDMAP_SW_COMPAT_H
 
 #include <linux/module.h>
+#include <linux/socket.h>
 #include <linux/version.h>
 #include <kunit/visibility.h>
 #include <rdma/ib_verbs.h>
@@ -93,6 +94,22 @@ static inline void *rsw_virt_dma_to_ptr(u64 dma_addr)
 #else
 	return (void *)(uintptr_t)dma_addr;
 #endif
+}
+
+/*
+ * sendmsg() with MSG_SPLICE_PAGES (6.5 on) lets TCP hold pages by reference
+ * (zero copy).  Where it is missing, rsw_have_splice_pages() is false and
+ * RSW_MSG_SPLICE_PAGES is no flag at all: every byte is copied.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0)
+#define RSW_MSG_SPLICE_PAGES MSG_SPLICE_PAGES
+#else
+#define RSW_MSG_SPLICE_PAGES 0
+#endif
+
+static inline bool rsw_have_splice_pages(void)
+{
+	return RSW_MSG_SPLICE_PAGES != 0;
 }
 
 #endif /* RDMAP_SW_COMPAT_H */

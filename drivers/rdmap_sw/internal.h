@@ -390,6 +390,7 @@ enum rsw_srq_take {
 	RSW_SRQ_OK,		/* *copy holds the entry, its slot is free */
 	RSW_SRQ_BAD_TAIL,	/* the process's tail is out of bounds */
 };
+
 /*
  * Copy the next posted entry of @srq into *@copy (not validated: the
  * taker does that) and free its slot.  *@limit is set when this take left

@@ -174,11 +174,9 @@ static int rsw_iw_attach(struct rsw_iw_ep *ep, bool initiator,
 		return -ECONNRESET;
 	ret = rsw_cm_conn(ep->cep, &conn);
 	if (!ret)
-		ret = kernel_getsockname(sock,
-				(struct sockaddr *)&ev->local_addr) < 0;
+		ret = kernel_getsockname(sock, (struct sockaddr *)&ev->local_addr) < 0;
 	if (!ret)
-		ret = kernel_getpeername(sock,
-				(struct sockaddr *)&ev->remote_addr) < 0;
+		ret = kernel_getpeername(sock, (struct sockaddr *)&ev->remote_addr) < 0;
 	if (ret) {
 		sock_release(sock);
 		return -ENOTCONN;

@@ -237,9 +237,10 @@ static void rsw_wq_user_retire(struct rsw_wq *wq)
 
 	while (end != wq->next && wq->slot[end & wq->mask].done)
 		end++;
+	if (end == wq->head)
+		return;
 	/* Pairs with the process's acquire of head before it reuses slots. */
-	if (end != wq->head)
-		smp_store_release(&wq->uctrl->head, end);
+	smp_store_release(&wq->uctrl->head, end);
 }
 
 /*
@@ -462,6 +463,7 @@ static enum ib_qp_state rsw_qp_ib_state(const struct rsw_qp *qp)
 }
 
 static void rsw_qp_lock_queues(struct rsw_qp *qp)
+	__acquires(&qp->sq.lock) __acquires(&qp->rq.lock)
 {
 	lockdep_assert_held(&qp->lock);
 	spin_lock(&qp->sq.lock);
@@ -469,6 +471,7 @@ static void rsw_qp_lock_queues(struct rsw_qp *qp)
 }
 
 static void rsw_qp_unlock_queues(struct rsw_qp *qp)
+	__releases(&qp->rq.lock) __releases(&qp->sq.lock)
 {
 	spin_unlock(&qp->rq.lock);
 	spin_unlock(&qp->sq.lock);

@@ -10,6 +10,7 @@
 
 #include <linux/completion.h>
 #include <linux/refcount.h>
+#include <linux/sizes.h>
 #include <linux/spinlock.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rdmap_sw-abi.h>
@@ -27,7 +28,7 @@ struct rsw_umap;
 /* IRD and ORD (RFC 6581): Read Requests in flight per direction. */
 #define RSW_MAX_RD_ATOM 128
 /* Largest message (RFC 5040 lets it be 2^32 - 1; IB verbs cap at 2^31). */
-#define RSW_MAX_MSG_SIZE (1U << 31)
+#define RSW_MAX_MSG_SIZE SZ_2G
 /* Shared receive queues (srq.c): module-wide count, entries per SRQ. */
 #define RSW_MAX_SRQ (16 * 1024)
 #define RSW_MAX_SRQ_WR (16 * 1024)	/* a power of two */

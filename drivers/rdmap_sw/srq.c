@@ -178,7 +178,7 @@ int rsw_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	srq->size = roundup_pow_of_two(max(init->attr.max_wr, 1U));
 	srq->mask = srq->size - 1;
 	srq->max_sge = max(init->attr.max_sge, 1U);
-	ret = rsw_srq_alloc_buf(srq, udata != NULL);
+	ret = rsw_srq_alloc_buf(srq, !!udata);
 	if (ret)
 		goto err_count;
 	if (udata) {

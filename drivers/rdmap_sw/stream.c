@@ -222,7 +222,8 @@ static bool rsw_stream_recv_take(struct rsw_stream *s)
 		return true;
 	memset(r, 0, offsetof(struct rsw_stream_recv, rqe));
 	if (s->rtr_wait && s->conn.rtr == RSW_MPA_RTR_SEND) {
-		r->active = r->rtr = true;
+		r->active = true;
+		r->rtr = true;
 		return true;
 	}
 	if (!rsw_qp_rq_take(s->qp, &r->rqe, &r->idx))
@@ -775,10 +776,12 @@ static bool rsw_stream_run(struct rsw_stream *s)
 		return false;
 	}
 	if (s->stats.term_rcvd) {
+		bool access = rsw_stream_term_is_access(s->stats.term_layer,
+							s->stats.term_etype);
+
 		rsw_qp_set_error(s->qp);
-		rsw_stream_async(s, rsw_stream_term_is_access(
-				 s->stats.term_layer, s->stats.term_etype) ?
-				 IB_EVENT_QP_ACCESS_ERR : IB_EVENT_QP_FATAL);
+		rsw_stream_async(s, access ? IB_EVENT_QP_ACCESS_ERR :
+					     IB_EVENT_QP_FATAL);
 		rsw_stream_end(s, true);
 		return false;
 	}
@@ -892,8 +895,10 @@ int rsw_stream_attach(struct rsw_qp *qp, struct socket *sock,
 	s->tx_hold = !initiator;
 	s->rtr_send = initiator && conn->p2p;
 	s->rtr_wait = !initiator && conn->p2p;
-	s->msn[RSW_QN_SEND] = s->msn[RSW_QN_READ_REQ] = 1;
-	s->msn[RSW_QN_TERMINATE] = s->msn[RSW_QN_ATOMIC_RESP] = 1;
+	s->msn[RSW_QN_SEND] = 1;
+	s->msn[RSW_QN_READ_REQ] = 1;
+	s->msn[RSW_QN_TERMINATE] = 1;
+	s->msn[RSW_QN_ATOMIC_RESP] = 1;
 	INIT_WORK(&s->work, rsw_stream_work);
 	INIT_DELAYED_WORK(&s->linger, rsw_stream_linger_timeout);
 	ret = rsw_stream_setup(s, qp);

@@ -646,8 +646,9 @@ int rsw_tx_terminate(struct rsw_tx *tx, const struct rsw_tx_term *t)
 	m->op = RSW_OP_TERMINATE;
 	m->term = *t;
 	/* Headers of a Read Request travel only after an untagged one. */
-	if (m->term.rdma_hdr && (!m->term.ddp_hdr ||
-	    rsw_ddp_tagged((const struct rsw_ctrl *)m->term.hdr)))
+	if (m->term.rdma_hdr &&
+	    (!m->term.ddp_hdr ||
+	     rsw_ddp_tagged((const struct rsw_ctrl *)m->term.hdr)))
 		m->term.rdma_hdr = false;
 	return rsw_tx_resume(tx, NULL);
 }

@@ -23,7 +23,6 @@
 #include <linux/socket.h>
 #include <linux/uio.h>
 #include <linux/vmalloc.h>
-#include <linux/version.h>
 
 #include "internal.h"
 
@@ -63,11 +62,7 @@ static bool rsw_tx_sock_kva(struct rsw_tx_sock *ts, unsigned int *nbv,
 static bool rsw_tx_sock_can_splice(const struct rsw_tx_fpdu *f,
 				   struct page *page)
 {
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0)
-	return f->splice && sendpage_ok(page);
-#else
-	return false;
-#endif
+	return rsw_have_splice_pages() && f->splice && sendpage_ok(page);
 }
 
 /* The bio_vecs of FPDU @f; its length in *@len, or false. */
@@ -130,10 +125,8 @@ static ssize_t rsw_tx_sock_runs(struct rsw_tx_sock *ts, unsigned int first,
 		/* More follows in this batch: let TCP coalesce. */
 		if (j < end)
 			msg.msg_flags |= MSG_MORE;
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0)
 		if (ts->zc[i])
-			msg.msg_flags |= MSG_SPLICE_PAGES;
-#endif
+			msg.msg_flags |= RSW_MSG_SPLICE_PAGES;
 		iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, ts->bv + i, j - i,
 			      run + skip);
 		iov_iter_advance(&msg.msg_iter, skip);

@@ -83,6 +83,7 @@ struct rsw_mpa_rr {
 	__be16	bits;		/* M C R S Res | Rev */
 	__be16	pd_len;		/* octets of Private Data that follow */
 };
+
 static_assert(sizeof(struct rsw_mpa_rr) == 20);
 static_assert(offsetof(struct rsw_mpa_rr, bits) == 16);
 static_assert(sizeof(RSW_MPA_KEY_REQ) - 1 == RSW_MPA_KEY_LEN);
@@ -185,6 +186,7 @@ struct rsw_mpa_v2 {
 	__be16	ird;		/* P2P | RTR Send | IRD */
 	__be16	ord;		/* RTR Write | RTR Read | ORD */
 };
+
 static_assert(sizeof(struct rsw_mpa_v2) == 4);
 
 #define RSW_MPA_V2_P2P		cpu_to_be16(0x8000)	/* in ird */
@@ -282,6 +284,7 @@ struct rsw_mpa_marker {
 	__be16	rsvd;		/* zero on send, ignored on receive */
 	__be16	fpduptr;	/* octets from ULPDU_Length back to here */
 };
+
 static_assert(sizeof(struct rsw_mpa_marker) == RSW_MPA_MARKER_LEN);
 
 /*
@@ -293,6 +296,7 @@ static_assert(sizeof(struct rsw_mpa_marker) == RSW_MPA_MARKER_LEN);
 struct rsw_mpa_trailer {
 	__le32	crc;
 };
+
 static_assert(sizeof(struct rsw_mpa_trailer) == RSW_MPA_CRC_LEN);
 
 /* =========================================================================
@@ -310,6 +314,7 @@ struct rsw_ctrl {
 	__be16	mpa_len;	/* MPA ULPDU_Length */
 	__be16	ctrl;		/* DDP control + RDMAP control */
 };
+
 static_assert(sizeof(struct rsw_ctrl) == 4);
 
 #define RSW_DDP_TAGGED		cpu_to_be16(0x8000)	/* T */
@@ -435,6 +440,7 @@ struct rsw_ddp_tagged {
 	__be32		stag;
 	__be64		to;
 };
+
 static_assert(sizeof(struct rsw_ddp_tagged) ==
 	      RSW_MPA_HDR_LEN + RSW_DDP_TAGGED_HDR_LEN);
 static_assert(offsetof(struct rsw_ddp_tagged, to) == 8);
@@ -446,6 +452,7 @@ struct rsw_ddp_untagged {
 	__be32		msn;
 	__be32		mo;
 };
+
 static_assert(sizeof(struct rsw_ddp_untagged) ==
 	      RSW_MPA_HDR_LEN + RSW_DDP_UNTAGGED_HDR_LEN);
 static_assert(offsetof(struct rsw_ddp_untagged, mo) == 16);
@@ -490,6 +497,7 @@ static_assert(sizeof(struct rsw_rdmap_rreq) == RSW_RDMAP_RREQ_LEN);
 struct rsw_rdmap_term {
 	__be32	ctrl;
 };
+
 static_assert(sizeof(struct rsw_rdmap_term) == 4);
 
 #define RSW_TERM_LAYER		cpu_to_be32(0xf0000000)
@@ -856,6 +864,7 @@ struct rsw_hdr_rreq {
 	struct rsw_ddp_untagged		ddp;
 	struct rsw_rdmap_rreq		rreq;
 };
+
 static_assert(sizeof(struct rsw_hdr_rreq) == 48);
 static_assert(offsetof(struct rsw_hdr_rreq, rreq) == 20);
 
@@ -864,24 +873,28 @@ struct rsw_hdr_term {
 	struct rsw_rdmap_term		term;
 	/* optional parts, see rsw_term_hdr_len() */
 };
+
 static_assert(sizeof(struct rsw_hdr_term) == 24);
 
 struct rsw_hdr_atomic_req {
 	struct rsw_ddp_untagged		ddp;
 	struct rsw_rdmap_atomic_req	atomic;
 };
+
 static_assert(sizeof(struct rsw_hdr_atomic_req) == 72);
 
 struct rsw_hdr_atomic_resp {
 	struct rsw_ddp_untagged		ddp;
 	struct rsw_rdmap_atomic_resp	atomic;
 };
+
 static_assert(sizeof(struct rsw_hdr_atomic_resp) == 32);
 
 struct rsw_hdr_imm {
 	struct rsw_ddp_untagged		ddp;
 	struct rsw_rdmap_imm		imm;
 };
+
 static_assert(sizeof(struct rsw_hdr_imm) == 28);
 
 /* Any FPDU header; the largest ones are the Atomic Request and a Terminate
@@ -897,6 +910,7 @@ union rsw_hdr {
 	struct rsw_hdr_atomic_resp	atomic_resp;
 	struct rsw_hdr_imm		imm;
 };
+
 #define RSW_HDR_MAX_LEN		72
 static_assert(sizeof(union rsw_hdr) == RSW_HDR_MAX_LEN);
 static_assert(sizeof(struct rsw_hdr_term) + RSW_MPA_HDR_LEN +
