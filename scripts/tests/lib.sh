@@ -18,8 +18,12 @@ T_STEP=0
 T_WHAT=
 # Upper bound for any single command run by check/check_fails (seconds).
 T_CMD_TIMEOUT=${T_CMD_TIMEOUT:-60}
-# Kernel log lines that fail a test (same list as scripts/vm).
-T_BUG_RE='BUG:|WARNING:|Oops|Kernel panic|KASAN|UBSAN|possible circular locking|lockdep is turned off|turning off the locking correctness validator|sleeping function called from invalid context|unreferenced object|refcount_t:'
+# The host scripts' helpers (rsw_siw_dir ...) and RSW_BUG_RE, the kernel log
+# lines that fail a test: one list for scripts/vm, scripts/kunit and
+# dmesg_clean.  scripts/vm exports RSW_TOP.
+# shellcheck source=scripts/lib.sh
+. "${RSW_TOP:?run me through scripts/vm}/scripts/lib.sh"
+T_BUG_RE=$RSW_BUG_RE
 
 step() {
 	local ms=$(($(now_ms) - T_START_MS))
