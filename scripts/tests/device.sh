@@ -41,12 +41,6 @@ wait_port() {
 
 link_add() { check rdma link add "$1" type rdmap_sw netdev "$2"; }
 
-new_dummy() {
-	# NAME CIDR
-	check ip link add "$1" type dummy
-	check ip addr add "$2" dev "$1"
-	check ip link set "$1" up
-}
 
 assert_taint_clean() {
 	local t
@@ -109,7 +103,7 @@ insmod_deps "$KO"
 check grep -w rdmap_sw /proc/modules
 
 step "a netdev with an address: dummy0 10.0.0.1/24"
-new_dummy dummy0 10.0.0.1/24
+dummy_netdev dummy0 10.0.0.1/24
 
 step "rdma link add rsw0 type rdmap_sw netdev dummy0"
 link_add rsw0 dummy0
@@ -180,7 +174,7 @@ ok "no rsw1"
 check_fails rdma link add rsw9 type rdmap_sw netdev nosuchdev0
 [ ! -e "$IB/rsw9" ] || fail "$IB/rsw9 exists"
 ok "no rsw9"
-new_dummy dummy1 10.0.1.1/24
+dummy_netdev dummy1 10.0.1.1/24
 check_fails rdma link add rsw0 type rdmap_sw netdev dummy1
 assert_file "$IB/rsw0/ports/1/state" "4: ACTIVE"
 
@@ -217,9 +211,8 @@ check rdma link show
 assert_no_match "$T_OUT" "rsw0/" "rdma link show"
 
 step "the netdev name can be reused and attached again"
-new_dummy dummy0 10.0.0.1/24
-link_add rsw0 dummy0
-wait_port rsw0 ACTIVE
+dummy_netdev dummy0 10.0.0.1/24
+rdma_attach rsw0 rdmap_sw dummy0
 
 step "rmmod with a device attached removes it"
 check rmmod rdmap_sw
@@ -250,8 +243,7 @@ check make -s -C "$kdir" M="$RSW_OUT" INSTALL_MOD_DIR=updates CONFIG_MODULE_SIG_
 # depmod reads the whole module tree over 9p: minutes on a loaded host.
 T_CMD_TIMEOUT=300 check depmod -a
 check modprobe rdmap_sw
-check rdma link add rsw0 type rdmap_sw netdev dummy0
-wait_port rsw0 ACTIVE
+rdma_attach rsw0 rdmap_sw dummy0
 check rdma link delete rsw0
 check modprobe -r rdmap_sw
 
