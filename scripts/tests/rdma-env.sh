@@ -119,13 +119,19 @@ re_detach() {
 # re_unload_all: unload every module loaded since re_begin (in whatever order
 # their reference counts allow) and assert that none is left.
 re_unload_all() {
-	local extra m progress=1 left
+	local extra m progress=1 left name refcnt
+	local -A refs
 	while [ "$progress" = 1 ]; do
 		progress=0
 		extra=$(re_new_modules)
+		# Reference counts, read by the shell: an awk per module and pass
+		# costs seconds under TCG.
+		refs=()
+		while read -r name _ refcnt _; do
+			refs[$name]=$refcnt
+		done </proc/modules
 		for m in $extra; do
-			if [ "$(awk -v m="$m" '$1 == m { print $3 }' /proc/modules)" = 0 ] &&
-				rmmod "$m" 2>/dev/null; then
+			if [ "${refs[$m]:-}" = 0 ] && rmmod "$m" 2>/dev/null; then
 				note "rmmod $m"
 				progress=1
 			fi
