@@ -15,6 +15,15 @@ RSW_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 RSW_CACHE=${RSW_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rdmap_sw}
 export RSW_TOP RSW_CACHE
 
+# Kernel log lines that are bug reports: a run that printed one fails.  The
+# one list for scripts/vm (console), scripts/kunit (console) and the guest
+# tests' dmesg_clean (scripts/tests/lib.sh; guests source this file through
+# $RSW_TOP).  Extended regex; match it against kernel lines only (on the
+# console they carry a printk timestamp), so a test echoing these words does
+# not fail itself.  KUnit passes cases that trip lockdep, UBSAN, kmemleak
+# ..., hence the long list.
+RSW_BUG_RE='BUG:|WARNING:|Oops|Kernel panic|KASAN|UBSAN|lockdep is turned off|turning off the locking correctness validator|DEBUG_LOCKS_WARN_ON|possible (circular|recursive) locking|inconsistent lock state|suspicious RCU usage|sleeping function called from invalid context|unreferenced object|new suspected memory leak|refcount_t:|ODEBUG:|list_(add|del) corruption|soft lockup|blocked for more than|workqueue lockup|ref_tracker:|unregister_netdevice: waiting'
+
 rsw_log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 rsw_die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 

@@ -97,43 +97,27 @@ ko_of() {
 module_of() { case "$1" in rsw) echo rdmap_sw ;; siw) echo siw ;; rxe) echo rdma_rxe ;; esac; }
 linktype_of() { case "$1" in rsw) echo rdmap_sw ;; siw) echo siw ;; rxe) echo rxe ;; esac; }
 
-# rsw_siw_dir (lib.sh of the host scripts).
-# shellcheck source=scripts/lib.sh
-. "$RSW_TOP/scripts/lib.sh"
-
 bounded() { timeout -k 5 "$RUN_TIMEOUT" "$@"; }
-
-port_active() {
-	[ "$(cat "/sys/class/infiniband/$1/ports/1/state" 2>/dev/null)" = "4: ACTIVE" ]
-}
 
 # provider_up P: load P's module and attach DEV=P0 to $NETDEV; on failure
 # print why and return 1.
 provider_up() {
-	local p=$1 ko mod deps
+	local p=$1 ko mod
 	DEV=${p}0
 	ko=$(ko_of "$p")
 	mod=$(module_of "$p")
 	{
 		if [ -n "$ko" ]; then
 			[ -f "$ko" ] || { echo "no $ko"; return 1; }
-			deps=$(modinfo -F depends "$ko") || return 1
-			# shellcheck disable=SC2086 # one word per module
-			[ -z "$deps" ] || bounded modprobe -a ${deps//,/ } || return 1
 			if [ "$p" = rsw ]; then
-				bounded insmod "$ko" mpa_crc="$RSW_MPA_CRC" || return 1
+				t_insmod_deps "$ko" mpa_crc="$RSW_MPA_CRC" || return 1
 			else
-				bounded insmod "$ko" || return 1
+				t_insmod_deps "$ko" || return 1
 			fi
 		else
 			bounded modprobe "$mod" || return 1
 		fi
-		bounded rdma link add "$DEV" type "$(linktype_of "$p")" netdev "$NETDEV" || return 1
-		for _ in $(seq 100); do
-			port_active "$DEV" && break
-			sleep 0.1
-		done
-		port_active "$DEV" || { echo "$DEV port 1 not ACTIVE after 10 s"; return 1; }
+		t_rdma_attach "$DEV" "$(linktype_of "$p")" "$NETDEV" || return 1
 		bounded rdma link show "$DEV/1"
 	} >>"$LOGS/provider-$p.log" 2>&1
 }
@@ -142,10 +126,8 @@ provider_down() {
 	local p=$1
 	{
 		bounded rdma link delete "${p}0" || true
-		for _ in $(seq 100); do
-			[ -e "/sys/class/infiniband/${p}0" ] || break
-			sleep 0.1
-		done
+		wait_for 10 gone "/sys/class/infiniband/${p}0" ||
+			echo "${p}0 still there 10 s after link delete"
 		bounded rmmod "$(module_of "$p")" || true
 	} >>"$LOGS/provider-$p.log" 2>&1
 }
@@ -373,9 +355,7 @@ sockperf_pp() {
 step "RDMA core and $NETDEV with $IP/24"
 check modprobe -a ib_core ib_uverbs iw_cm rdma_cm rdma_ucm
 check modprobe dummy numdummies=0
-check ip link add "$NETDEV" type dummy
-check ip addr add "$IP/24" dev "$NETDEV"
-check ip link set "$NETDEV" up
+dummy_netdev "$NETDEV" "$IP/24"
 
 for r in $(seq "$ROUNDS"); do
 	for p in $PROVIDERS; do

@@ -18,8 +18,12 @@ T_STEP=0
 T_WHAT=
 # Upper bound for any single command run by check/check_fails (seconds).
 T_CMD_TIMEOUT=${T_CMD_TIMEOUT:-60}
-# Kernel log lines that fail a test (same list as scripts/vm).
-T_BUG_RE='BUG:|WARNING:|Oops|Kernel panic|KASAN|UBSAN|possible circular locking|lockdep is turned off|turning off the locking correctness validator|sleeping function called from invalid context|unreferenced object|refcount_t:'
+# The host scripts' helpers (rsw_siw_dir ...) and RSW_BUG_RE, the kernel log
+# lines that fail a test: one list for scripts/vm, scripts/kunit and
+# dmesg_clean.  scripts/vm exports RSW_TOP.
+# shellcheck source=scripts/lib.sh
+. "${RSW_TOP:?run me through scripts/vm}/scripts/lib.sh"
+T_BUG_RE=$RSW_BUG_RE
 
 step() {
 	local ms=$(($(now_ms) - T_START_MS))
@@ -100,7 +104,7 @@ assert_no_match() {
 assert_file() {
 	local v
 	[ -r "$1" ] || fail "$1 does not exist"
-	v=$(cat "$1") || fail "cannot read $1"
+	v=$(<"$1") || fail "cannot read $1"
 	assert_eq "$v" "$2" "$1"
 }
 
@@ -136,28 +140,81 @@ t_ping() {
 	fi
 }
 
-# insmod_deps KO: load the modules KO depends on (modinfo's list, by name,
-# as modprobe would from an installed tree), then KO itself.
-insmod_deps() {
-	local deps
-	deps=$(modinfo -F depends "$1") || fail "modinfo $1"
-	[ -z "$deps" ] || check modprobe -a ${deps//,/ }
-	check insmod "$1"
+# Shared set-up steps, each in two flavours: t_* print every command they
+# run and return non-zero at the first failure (make bench records that and
+# goes on); the wrappers without t_ run them through check, so a failure
+# fails the test.
+
+# t_cmd CMD...: print "$ CMD", run it with the per-command time limit.
+t_cmd() {
+	printf '$ %s\n' "$*"
+	timeout -k 5 "$T_CMD_TIMEOUT" "$@"
 }
+
+# wait_for SECONDS CMD...: poll CMD (10 ms doubling to 200 ms) until it
+# succeeds; status 1 after SECONDS.  Quiet; poll_until is the failing kind.
+wait_for() {
+	local deadline=$(($(now_ms) + $1 * 1000)) delay=0.01
+	shift
+	until "$@" >/dev/null 2>&1; do
+		[ "$(now_ms)" -lt "$deadline" ] || return 1
+		sleep "$delay"
+		case "$delay" in
+		0.01) delay=0.02 ;; 0.02) delay=0.05 ;; 0.05) delay=0.1 ;; *) delay=0.2 ;;
+		esac
+	done
+}
+
+# t_insmod_deps KO [PARAM=VALUE...]: load the modules KO depends on
+# (modinfo's list, by name, as modprobe would from an installed tree), then
+# KO itself with the PARAMs.
+t_insmod_deps() {
+	local ko=$1 deps
+	shift
+	deps=$(modinfo -F depends "$ko") || return
+	# shellcheck disable=SC2086 # one word per module
+	[ -z "$deps" ] || t_cmd modprobe -a ${deps//,/ } || return
+	t_cmd insmod "$ko" "$@"
+}
+insmod_deps() { check t_insmod_deps "$@"; }
+
+# t_dummy_netdev NAME [CIDR]: a new dummy netdev, up, with the IPv4
+# address CIDR if given (the dummy module loaded with numdummies=0).
+t_dummy_netdev() {
+	t_cmd ip link add "$1" type dummy || return
+	[ -z "${2:-}" ] || t_cmd ip addr add "$2" dev "$1" || return
+	t_cmd ip link set "$1" up
+}
+dummy_netdev() { check t_dummy_netdev "$@"; }
+
+# port_active DEV: port 1 of RDMA device DEV is ACTIVE.
+port_active() { file_is "/sys/class/infiniband/$1/ports/1/state" "4: ACTIVE"; }
+
+# t_rdma_attach DEV TYPE NETDEV: rdma link add DEV type TYPE netdev NETDEV,
+# then port 1 ACTIVE within 10 s.
+t_rdma_attach() {
+	t_cmd rdma link add "$1" type "$2" netdev "$3" || return
+	wait_for 10 port_active "$1" ||
+		{ echo "$1 port 1 not ACTIVE after 10 s"; return 1; }
+	echo "$1 port 1 ACTIVE"
+}
+rdma_attach() { check t_rdma_attach "$@"; }
 
 # uverbs_ready DEV: uverbs has published a character device for DEV (for
 # poll_until).
 uverbs_ready() {
 	local d
 	for d in /sys/class/infiniband_verbs/uverbs*; do
-		[ "$(cat "$d/ibdev" 2>/dev/null)" = "$1" ] &&
+		[ -r "$d/ibdev" ] && [ "$(<"$d/ibdev")" = "$1" ] &&
 			[ -c "/dev/infiniband/${d##*/}" ] && return 0
 	done
 	return 1
 }
 
 # file_is FILE VALUE: for poll_until.
-file_is() { [ -r "$1" ] && [ "$(cat "$1")" = "$2" ]; }
+# (Reads with $(<FILE), not cat: under TCG every exec over 9p costs tenths of
+# a second, and polls and the device tests read sysfs hundreds of times.)
+file_is() { [ -r "$1" ] && [ "$(<"$1")" = "$2" ]; }
 
 # gone PATH: for poll_until.
 gone() { [ ! -e "$1" ]; }
@@ -204,10 +261,8 @@ rsw_dummy_up() {
 	insmod_deps "$RSW_OUT/drivers/rdmap_sw/rdmap_sw.ko"
 
 	step "$2 with $3, $1 attached to it"
-	check ip link add "$2" type dummy
-	check ip addr add "$3" dev "$2"
-	check ip link set "$2" up
-	check rdma link add "$1" type rdmap_sw netdev "$2"
+	dummy_netdev "$2" "$3"
+	rdma_attach "$1" rdmap_sw "$2"
 	poll_until 10 "uverbs device for $1" uverbs_ready "$1"
 }
 

@@ -19,7 +19,10 @@
 # and bs=128k for N seconds each (default 30) over the first 256 MiB, with
 # --thread (the debug kernel has no SysV shm, which fio's processes need).
 # Asserts no fio error and non-zero reads and writes, that MPA negotiated
-# the CRC asked for, then disconnects, tears the target down, deletes the
+# the CRC asked for, that while the I/O runs every target QP (nvmet_rdma) is
+# in RTS on the target provider's device and every host QP (nvme_rdma) on
+# the host provider's, with cm_ids on the expected addresses and ports
+# (`rdma res show qp`, `cm_id`), then disconnects, tears the target down, deletes the
 # links, unloads every module it loaded and checks the kernel log.  Prints
 # one line per block size (on a kernel without SysV IPC, which fio needs, a
 # dd O_DIRECT write, read-back and sha256 compare of 16 MiB at 4k and 64 MiB
@@ -78,6 +81,88 @@ port_enabled() {
 	dmesg | grep -qF "nvmet_rdma: enabling port 1 ($TGT_IP:$PORT)"
 }
 
+# bdev_sectors: sectors read plus written on $bdev so far (/sys/block/X/stat).
+bdev_sectors() {
+	awk '{ print $3 + $7 }' "/sys/block/${bdev#/dev/}/stat"
+}
+
+# For poll_until: $bdev moved sectors since $io_mark.
+io_flowing() { [ "$(bdev_sectors)" -gt "$io_mark" ]; }
+
+# res_assert_devices QP CM: while I/O flows (`rdma res show qp`, `cm_id`
+# output), every connected NVMe-oF cm_id sits on the device of its side: the
+# target's (owned by nvmet_rdma) on $(re_dev $target) at $TGT_IP:$PORT, the
+# host's (nvme_rdma) on $(re_dev $host) from $host_ip to $TGT_IP:$PORT, none
+# anywhere else; the two sides pair up port by port, one pair per MPA
+# connection seen, and the QP of each cm_id is in RTS on that device.  With
+# both sides on one provider that is one device; with target != host this
+# proves the run really crossed between siw0 and rsw0.
+res_assert_devices() {
+	local qp=$1 cm=$2 tdev hdev t_re h_re line n dev tports= hports= all
+	tdev=$(re_dev "$target")
+	hdev=$(re_dev "$host")
+	t_re="^link $tdev/1 cm-idn [0-9]+ lqpn ([0-9]+) qp-type RC state CONNECT ps TCP comm \[nvmet_rdma\] src-addr ${TGT_IP//./\\.}:$PORT dst-addr ${host_ip//./\\.}:([0-9]+) *$"
+	h_re="^link $hdev/1 cm-idn [0-9]+ lqpn ([0-9]+) qp-type RC state CONNECT ps TCP comm \[nvme_rdma\] src-addr ${host_ip//./\\.}:([0-9]+) dst-addr ${TGT_IP//./\\.}:$PORT *$"
+	all=$(grep -E 'state CONNECT .*comm \[nvmet?_rdma\]' <<<"$cm" || true)
+	while read -r line; do
+		[ -n "$line" ] || continue
+		if [[ $line =~ $t_re ]]; then
+			tports+="${BASH_REMATCH[2]} "
+			dev=$tdev
+		elif [[ $line =~ $h_re ]]; then
+			hports+="${BASH_REMATCH[2]} "
+			dev=$hdev
+		else
+			fail "NVMe-oF cm_id not on the expected device and addresses: $line"
+		fi
+		n=${BASH_REMATCH[1]}
+		grep -Eq "^link $dev/1 lqpn $n .*state RTS " <<<"$qp" ||
+			fail "no QP $n in RTS on $dev for: $line"
+	done <<<"$all"
+	tports=$(tr ' ' '\n' <<<"$tports" | sed '/^$/d' | sort -n | tr '\n' ' ')
+	hports=$(tr ' ' '\n' <<<"$hports" | sed '/^$/d' | sort -n | tr '\n' ' ')
+	tports=${tports% }
+	hports=${hports% }
+	n=$(wc -w <<<"$tports")
+	[ "$n" -ge 2 ] || fail "$n target cm_ids on $tdev, want admin + I/O queues"
+	assert_eq "$n" "$mpa_conns" "target connections on $tdev = MPA connections seen"
+	assert_eq "$hports" "$tports" "host ports on $hdev (paired with the target's on $tdev)"
+	ok "$n connections: target on $tdev $TGT_IP:$PORT, host on $hdev $host_ip, QPs in RTS"
+}
+
+# sample_while_io WHAT PID: once $bdev moves data while PID (the I/O
+# generator) runs, snapshot `rdma res show qp` and `cm_id`; PID must still
+# run after the snapshot, so it shows the connections that carry the I/O.
+sample_while_io() {
+	local what=$1 pid=$2 qp cm
+	io_mark=$(bdev_sectors)
+	poll_until 60 "$what moves data on $bdev" io_flowing
+	check rdma res show qp
+	qp=$T_OUT
+	check rdma res show cm_id
+	cm=$T_OUT
+	kill -0 "$pid" 2>/dev/null || fail "$what ended before the QPs were sampled"
+	ok "sampled while $what runs"
+	res_assert_devices "$qp" "$cm"
+}
+
+# run_io WHAT LIMIT CMD...: CMD in the background (at most LIMIT s), its
+# QPs and cm_ids checked while it runs (sample_while_io); CMD must succeed.
+run_io() {
+	local what=$1 limit=$2 rc=0 out
+	shift 2
+	out=$(mktemp)
+	printf '    $ %s\n' "$*"
+	timeout -k 5 "$limit" "$@" >"$out" 2>&1 &
+	local pid=$!
+	sample_while_io "$what" "$pid"
+	wait "$pid" || rc=$?
+	[ ! -s "$out" ] || indent <"$out"
+	rm -f "$out"
+	[ "$rc" -ne 124 ] || fail "$what timed out (${limit}s): $*"
+	[ "$rc" -eq 0 ] || fail "exit status $rc from: $*"
+}
+
 # fio_summary FILE: error, bytes, runtimes, bandwidths from fio's JSON.
 fio_summary() {
 	python3 - "$1" <<'EOF'
@@ -97,7 +182,7 @@ EOF
 fio_run() {
 	local bs=$1 err rbytes wbytes rms wms rbw wbw
 	step "fio randrw bs=$bs for ${seconds}s, crc32c verify on $bdev"
-	T_CMD_TIMEOUT=$((seconds * 3 + 120)) check fio --name="nvmeof-$bs" --filename="$bdev" \
+	run_io fio $((seconds * 3 + 120)) fio --name="nvmeof-$bs" --filename="$bdev" \
 		--thread --ioengine=libaio --direct=1 --rw=randrw --bs="$bs" --iodepth=16 \
 		--size="$FIO_SIZE" --time_based --runtime="$seconds" \
 		--verify=crc32c --verify_backlog=256 --verify_fatal=1 \
@@ -121,7 +206,7 @@ dd_run() {
 	check dd if=/dev/urandom of="$src" bs=1M count="$mib" status=none
 	sum=$(sha256sum "$src" | cut -d' ' -f1)
 	t0=$(now_ms)
-	T_CMD_TIMEOUT=600 check dd if="$src" of="$bdev" bs="$bs" oflag=direct conv=fsync status=none
+	run_io "dd write" 600 dd if="$src" of="$bdev" bs="$bs" oflag=direct conv=fsync status=none
 	wms=$(($(now_ms) - t0))
 	t0=$(now_ms)
 	T_CMD_TIMEOUT=600 check dd if="$bdev" of="$back" bs="$bs" iflag=direct \
@@ -197,6 +282,7 @@ check re_mpa_watch_stop
 mpa=$T_OUT
 re_mpa_assert "$mpa" "$crc"
 mpa_crc=$(sed -n 's/.*\brep=\([0-9]*\) rep_crc=\([0-9]*\).*/\2\/\1/p' <<<"$mpa")
+mpa_conns=${mpa_crc#*/}
 
 declare -A summary=()
 if [ -d /proc/sysvipc ]; then

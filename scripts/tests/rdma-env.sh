@@ -16,9 +16,6 @@
 #        load plain/ siw, which does not ask for CRC but accepts a peer's ask.
 #   rsw  module parameter mpa_crc=Y|N, passed only when --crc was given.
 
-# shellcheck source=scripts/lib.sh
-. "$RSW_TOP/scripts/lib.sh"
-
 RE_IB=/sys/class/infiniband
 RE_MODS_BEFORE=
 
@@ -91,11 +88,7 @@ re_load() {
 			fail "--crc $crc asked for rdmap_sw, but $ko has no mpa_crc parameter yet"
 		if [ "$crc" = on ]; then args=(mpa_crc=Y); else args=(mpa_crc=N); fi
 	fi
-	local deps
-	deps=$(modinfo -F depends "$ko") || fail "modinfo $ko"
-	# shellcheck disable=SC2086 # one word per module
-	[ -z "$deps" ] || check modprobe -a ${deps//,/ }
-	check insmod "$ko" "${args[@]}"
+	insmod_deps "$ko" "${args[@]}"
 	[ -e "/sys/module/$mod" ] || fail "/sys/module/$mod missing after insmod"
 	if [ "$p" = rsw ] && [ -n "$crc" ]; then
 		assert_file "/sys/module/$mod/parameters/mpa_crc" "${args[0]#mpa_crc=}"
@@ -103,19 +96,14 @@ re_load() {
 }
 
 # re_netdev NAME CIDR: a dummy netdev, up, with an IPv4 address.
-re_netdev() {
-	check ip link add "$1" type dummy
-	check ip addr add "$2" dev "$1"
-	check ip link set "$1" up
-}
+re_netdev() { dummy_netdev "$@"; }
 
 # re_attach PROVIDER NETDEV: rdma link add <dev> type <type> netdev NETDEV,
 # then wait for the port to be ACTIVE.
 re_attach() {
 	local dev
 	dev=$(re_dev "$1")
-	check rdma link add "$dev" type "$(re_linktype "$1")" netdev "$2"
-	poll_until 10 "$dev port 1 ACTIVE" file_is "$RE_IB/$dev/ports/1/state" "4: ACTIVE"
+	rdma_attach "$dev" "$(re_linktype "$1")" "$2"
 	check rdma link show "$dev/1"
 	assert_match "$T_OUT" "netdev $2( |$)" "$dev netdev"
 }
@@ -131,13 +119,19 @@ re_detach() {
 # re_unload_all: unload every module loaded since re_begin (in whatever order
 # their reference counts allow) and assert that none is left.
 re_unload_all() {
-	local extra m progress=1 left
+	local extra m progress=1 left name refcnt
+	local -A refs
 	while [ "$progress" = 1 ]; do
 		progress=0
 		extra=$(re_new_modules)
+		# Reference counts, read by the shell: an awk per module and pass
+		# costs seconds under TCG.
+		refs=()
+		while read -r name _ refcnt _; do
+			refs[$name]=$refcnt
+		done </proc/modules
 		for m in $extra; do
-			if [ "$(awk -v m="$m" '$1 == m { print $3 }' /proc/modules)" = 0 ] &&
-				rmmod "$m" 2>/dev/null; then
+			if [ "${refs[$m]:-}" = 0 ] && rmmod "$m" 2>/dev/null; then
 				note "rmmod $m"
 				progress=1
 			fi

@@ -17,8 +17,6 @@
 # the port follows dummy0 down and up; link and module go away cleanly.
 # shellcheck source=scripts/tests/lib.sh
 . "$(dirname "$0")/lib.sh"
-# shellcheck source=scripts/lib.sh
-. "$RSW_TOP/scripts/lib.sh"
 
 : "${RSW_OUT:?run me through scripts/vm}"
 DEV=rsw0
@@ -40,7 +38,7 @@ check rdma dev show "$DEV"
 
 step "ibv_devices lists $DEV"
 check "$RSW_RDMA_BIN/ibv_devices"
-assert_match "$T_OUT" "^[[:space:]]+$DEV[[:space:]]" "ibv_devices"
+assert_match "$T_OUT" "^[[:space:]]+${DEV}[[:space:]]" "ibv_devices"
 
 step "ibv_devinfo: iWARP, port active"
 check "$RSW_RDMA_BIN/ibv_devinfo" -v -d "$DEV"
@@ -64,11 +62,10 @@ siw_ko="$(rsw_siw_dir "$RSW_KREL")/plain/siw.ko"
 if [ -f "$siw_ko" ]; then
 	step "with siw0 next to $DEV: both listed, both open"
 	insmod_deps "$siw_ko"
-	check ip link add dummy1 type dummy
-	check ip link set dummy1 up
-	check rdma link add siw0 type siw netdev dummy1
+	dummy_netdev dummy1
+	rdma_attach siw0 siw dummy1
 	check "$RSW_RDMA_BIN/ibv_devices"
-	assert_match "$T_OUT" "^[[:space:]]+$DEV[[:space:]]" "ibv_devices: $DEV"
+	assert_match "$T_OUT" "^[[:space:]]+${DEV}[[:space:]]" "ibv_devices: $DEV"
 	assert_match "$T_OUT" "^[[:space:]]+siw0[[:space:]]" "ibv_devices: siw0"
 	check "$RSW_RDMA_SMOKE" "$DEV" active
 	check "$RSW_RDMA_BIN/ibv_devinfo" -d siw0
