@@ -50,6 +50,9 @@ assert_taint_clean() {
 }
 
 # rdma-core 56.1 build with our provider, or empty.
+# make check builds it before any VM test; where to find it comes from
+# scripts/rdma-core unless the caller named a build.
+[ -n "${RSW_RDMA_BUILD:-}" ] || eval "$("$RSW_TOP/scripts/rdma-core" env)"
 rdma_core_dir() {
 	local d=${RSW_RDMA_BUILD:-}
 	[ -n "$d" ] || return 0
