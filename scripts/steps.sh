@@ -14,8 +14,8 @@ logdir="$RSW_CACHE/$RSW_SUITE/$(date +%Y%m%d-%H%M%S)"
 mkdir -p "$logdir"
 # Keep a week of step logs.
 find "$RSW_CACHE/$RSW_SUITE" -mindepth 1 -maxdepth 1 -mtime +7 -exec rm -rf {} +
-passed=0 failed=0 skipped=0
-declare -a results=()
+passed=0 failed=0 skipped=0 retries=0
+declare -a results=() retry_steps=()
 t_start=$SECONDS
 
 declare -A step_secs=()
@@ -26,14 +26,26 @@ inner_skips() {
 	tr -d '\r' <"$1" | sed -n 's/^SKIP: //p' | sort -u
 }
 
+# inner_retries LOG: how many "RETRY: why" lines a step printed (a boot
+# tried again, a perftest run its tool spoiled): a retry is a verdict too,
+# so every one is counted and shown.
+inner_retries() {
+	tr -d '\r' <"$1" | grep -c '^RETRY: '
+}
+
 # record NAME RC SECS: the verdict of a step whose output is in
 # $logdir/NAME.log.  A step that exits 0 but skipped part of its checks is
 # reported and counted as skipped, never as passed; one that exits non-zero
 # fails whatever it printed.
 record() {
-	local name=$1 rc=$2 secs=$3 skips
+	local name=$1 rc=$2 secs=$3 skips n
 	step_secs[$name]=$secs
 	skips=$(inner_skips "$logdir/$name.log")
+	n=$(inner_retries "$logdir/$name.log")
+	if [ "$n" -gt 0 ]; then
+		retries=$((retries + n))
+		retry_steps+=("$name: $n ($(tr -d '\r' <"$logdir/$name.log" | sed -n 's/^RETRY: //p' | sort | uniq -c | sed 's/^ *//' | paste -sd';'))")
+	fi
 	if [ "$rc" -ne 0 ]; then
 		failed=$((failed + 1))
 		results+=("FAIL  $name ($secs s, rc=$rc, log $logdir/$name.log)")
@@ -43,7 +55,7 @@ record() {
 		results+=("SKIP  $name ($secs s, ran but skipped: $(paste -sd';' <<<"$skips"))")
 	else
 		passed=$((passed + 1))
-		results+=("PASS  $name ($secs s)")
+		results+=("PASS  $name ($secs s${n/#[1-9]*/, $n retried})")
 	fi
 	rsw_log "=== $name: ${results[-1]%% *} in $secs s"
 }
@@ -118,6 +130,8 @@ summary() {
 	for n in "${!step_secs[@]}"; do
 		printf '%6d s  %s\n' "${step_secs[$n]}" "$n"
 	done | sort -rn | head -n 5
+	echo "retries: $retries"
+	[ "$retries" -eq 0 ] || printf '  %s\n' "${retry_steps[@]}"
 	echo "$passed passed, $failed failed, $skipped skipped"
 }
 
