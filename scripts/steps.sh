@@ -55,7 +55,7 @@ record() {
 		results+=("SKIP  $name ($secs s, ran but skipped: $(paste -sd';' <<<"$skips"))")
 	else
 		passed=$((passed + 1))
-		results+=("PASS  $name ($secs s${n/#[1-9]*/, $n retried})")
+		results+=("PASS  $name ($secs s$([ "$n" -eq 0 ] || echo ", $n retries"))")
 	fi
 	rsw_log "=== $name: ${results[-1]%% *} in $secs s"
 }
