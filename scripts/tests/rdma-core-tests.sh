@@ -38,8 +38,13 @@
 # RSW_GID= (empty) to let the suite choose.  Further arguments go to
 # run_tests.py (e.g. -k PATTERN).
 #
-# RSW_EXPECT=FILE makes it compare the RESULT lines (status and
-# id only) with FILE and fail on any difference.
+# RSW_EXPECT=FILE makes it compare the RESULT lines with FILE and fail on
+# any difference: status, test id and reason, the reason normalised
+# (normalise_reasons) so that what varies from run to run (addresses,
+# timings, the run directory, the per-test limit) does not count, but a
+# different cause does (an ERROR that becomes a timeout, an EOPNOTSUPP that
+# becomes EINVAL).  The normalised lines of a run are in
+# $RSW_RUN/rdma-core-tests/got, the form FILE takes.
 # shellcheck source=scripts/tests/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -246,9 +251,30 @@ for s in PASS FAIL ERROR SKIP XFAIL XPASS CRASH; do
 done
 printf 'COUNT TOTAL %d (listed %d)\n' "$total" "$n_listed"
 
+# normalise_reasons: RESULT lines on stdin to "<status> <id> [reason]",
+# with the parts of a reason that vary between runs of the same cause
+# replaced: the run directory, hexadecimal numbers (addresses, handles),
+# decimal fractions (timings), the per-test time limit; blanks squeezed.
+# Integers stay: errnos, QP types and counts are part of the cause.
+normalise_reasons() {
+	local logs=$LOGS
+	awk -v logs="$logs" '{
+		$1 = ""
+		line = substr($0, 2)
+		while ((i = index(line, logs)) > 0)
+			line = substr(line, 1, i - 1) "<logs>" substr(line, i + length(logs))
+		gsub(/0[xX][0-9a-fA-F]+/, "0x<hex>", line)
+		gsub(/[0-9]+\.[0-9]+/, "<n.n>", line)
+		gsub(/test exceeded [0-9]+ s/, "test exceeded <limit> s", line)
+		gsub(/[ \t]+/, " ", line)
+		sub(/ $/, "", line)
+		print line
+	}'
+}
+
 if [ -n "${RSW_EXPECT:-}" ]; then
-	step "results match $RSW_EXPECT"
-	awk '{ print $2, $3 }' "$RESULTS.sorted" >"$LOGS/got"
+	step "results match $RSW_EXPECT (status, id and normalised reason)"
+	normalise_reasons <"$RESULTS.sorted" >"$LOGS/got"
 	grep -v '^#' "$RSW_EXPECT" >"$LOGS/expected"
 	if ! diff -u "$LOGS/expected" "$LOGS/got" | indent; then
 		fail "results differ from $RSW_EXPECT"

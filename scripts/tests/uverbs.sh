@@ -17,15 +17,18 @@
 # Checks: verbs-smoke (rings without a peer: flush on ERROR, completion
 # channel); rping 1000 verified pings; ucmatose 2 connections x 100
 # messages; riostream with data verification; rdma res shows the QPs of a
-# live connection in RTS; perftest bw (write/read/send, one way and -b)
-# and lat (write/read/send) at 1 B, 64 B, 4 KiB, 64 KiB and 1 MiB, with
-# and without inline where it applies (skipped when perftest is not
-# installed); the module unloads and the kernel log is clean.
+# live connection in RTS; perftest over rdma_cm (skipped when perftest
+# is not installed); the module unloads and the kernel log is clean.
 #
-# perftest runs through the extended send API (ibv_wr_*, its default) and,
-# for bw at two sizes, through ibv_post_send (--use_old_post_send).  Under
-# TCG perftest's CPU clock probe may fail; the figures printed are its own,
-# except that a bandwidth printed as 0 is derived and labelled as such.
+# perftest: by default a slice that runs each path once (write/read/send
+# bw at 64 KiB, one -b, write/read/send lat at 64 B, inline bw and lat,
+# ibv_post_send, 1 MiB), six cells on the debug kernel; RSW_PERF_MATRIX=full
+# (make stress) runs the whole matrix: bw (one way and -b) and lat at 1 B,
+# 64 B, 4 KiB, 64 KiB and 1 MiB, inline where it applies, and bw through
+# ibv_post_send (--use_old_post_send) at two sizes.  A cell passes only on
+# a clean run with the client's result row; perftest's own failures are
+# retried (at most 4 runs, each logged), never accepted.  The figures are
+# perftest's, except that a bandwidth printed as 0 is derived and labelled.
 # shellcheck source=scripts/tests/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -160,36 +163,52 @@ poll_until 10 "no QP left on $DEV" no_qps
 if ! command -v ib_write_bw >/dev/null; then
 	skip "perftest is not installed (apt-get install perftest)"
 else
-	PT=(-d "$DEV" -R)
+	# -F: when its CPU-MHz probe fails (often under TCG, most with -b,
+	# where both sides probe at once), perftest still prints its result
+	# row, with 0 for the figures, and exits 0 instead of exit(1) with
+	# "Can't produce a report".  The verdict (both sides exit 0, the row
+	# with the iteration count) is unchanged; a 0 MB/s is derived below.
+	PT=(-d "$DEV" -R -F)
 	port=18515
-	# perf TOOL SIZE ITERS [ARGS]: one perftest server/client run over
-	# rdma_cm.  Passes when both exit 0 with the client's result row.
-	# Three failures are perftest's own, not the device's, and are told
-	# apart from anything else (which fails the test at once):
-	#  clock   its CPU-MHz probe gave up under TCG ("Can't produce a
-	#          report", on either side; with -b a server that gives up
-	#          also flushes the client's last exchange).  The transfers
-	#          ran; only the figures are missing.  Retried once for a
-	#          measured run, then accepted: bandwidth derived from
-	#          iterations x size over the client's wall time, and said so.
+	# Counts for the summary line.
+	P_CELLS=0 P_FIRST=0 P_CLOCK=0 P_CLOSE=0 P_RELISTEN=0
+	# perf TOOL SIZE ITERS [ARGS]: one cell of the matrix, a perftest
+	# server/client pair over rdma_cm.  A cell passes only on a clean run:
+	# the client exits 0 with its result row and the server exits 0.
+	# Three failures are perftest's own, not the device's; each is told
+	# apart by evidence that would be missing if the fault were ours, and
+	# anything else (a timeout, a crash, any other error) fails at once:
+	#  clock   its CPU-MHz probe gave up under TCG: "Can't produce a
+	#          report" from a side that then exited 1 (perftest's
+	#          FAILURE) with no completion error, and the other side at
+	#          most exited 1 (with -b a server that gives up also fails
+	#          the client's closing exchange).  Retried, never accepted.
 	#  close   its closing sync over the rdma_cm QP posts the next receive
 	#          only after consuming a message; on iWARP (no RNR retry) a
-	#          quicker peer loses the QP: the client is done, the server
-	#          logs "Bad wc status -- 5".  Retried.
+	#          quicker peer loses the QP.  Only when the client exited 0
+	#          with its result row and the server exited 1 whose only
+	#          completion errors are flushes ("Bad wc status -- 5").
 	#  relisten  -R connects twice (a control, then the test connection,
 	#          for which the server destroys its listener and listens
-	#          again); a client quicker than that is refused (TCP reset:
-	#          REJECTED, -111), as on any iWARP device, and this perftest
-	#          (4.5) crashes in librdmacm on its own retry path.  Retried,
-	#          with the driver's connection log as evidence.
-	# At most 4 runs.
+	#          again); a client quicker than that is refused by TCP
+	#          (REJECTED, -111), and this perftest (4.5) crashes in
+	#          librdmacm on its own retry path.  Only when the driver's
+	#          connection log of this run shows the connect refused by
+	#          TCP (a CEP failing -111 while "connecting") at a moment
+	#          when no listener of the run was alive.
+	# Every failed run is logged on one line (cause, evidence, log file).
+	# At most 4 runs per cell.
 	perf() {
-		local tool=$1 size=$2 iters=$3 try rc src out name t0 t1 why
+		local tool=$1 size=$2 iters=$3 try rc src out name why t0 t1
 		shift 3
 		step "perftest $tool -s $size -n $iters $*"
+		P_CELLS=$((P_CELLS + 1))
 		for try in 1 2 3 4; do
 			port=$((port + 1))
 			name=$tool-$size-p$port
+			# Marks this run's start in the kernel log, for the
+			# driver's connection log (relisten evidence).
+			echo "rsw-perf-mark $name" >/dev/kmsg
 			start_server "$name" "$port" "$tool" "${PT[@]}" \
 				-p "$port" -s "$size" -n "$iters" "$@"
 			printf '    $ %s\n' "$tool ${PT[*]} -p $port -s $size -n $iters $* $IP"
@@ -215,82 +234,126 @@ else
 			fi
 			src=0
 			wait "$SRV_PID" || src=$?
+			dmesg | sed -n "/rsw-perf-mark $name\$/,\$p" |
+				grep -F 'rdmap_sw: CEP' >"$LOGS/$name.cm" || true
 			if [ "$rc" -eq 0 ] && [ "$src" -eq 0 ]; then
 				assert_match "$out" "^[[:space:]]*${size}[[:space:]]+${iters}[[:space:]]" \
 					"$tool result row"
 				zero_bw_note "$tool" "$size" "$iters" "$out" "$t0" "$t1" "$@"
 				ok "$name: client and server exited 0"
+				[ "$try" -gt 1 ] || P_FIRST=$((P_FIRST + 1))
 				return
 			fi
-			why=$(perf_failure "$rc" "$out" "$LOGS/$name.server")
-			case $why in
-			clock)
-				if [ "$try" -ge 2 ]; then
-					note "run $try: transfers done, perftest could not time them (TCG clock probe, see above); accepted"
-					derived_bw_note "$tool" "$size" "$iters" "$t0" "$t1" "$@"
-					return
-				fi
-				note "run $try: perftest could not time the run (TCG clock probe); retrying" ;;
-			close)
-				tail -n 3 "$LOGS/$name.server" | indent
-				note "run $try: client done, server's closing sync flushed (perftest/iWARP race); retrying" ;;
-			relisten)
-				note "run $try: test connection refused (perftest's re-listen race, see userspace.rst); retrying"
-				cm_debug_dump "$port" ;;
-			*)
+			if ! why=$(perf_failure "$rc" "$src" "$out" "$size" "$iters" \
+				"$LOGS/$name.server" "$LOGS/$name.cm"); then
 				printf '%s\n' "$out" | tail -n 30 | indent
 				note "server ($LOGS/$name.server):"
 				tail -n 10 "$LOGS/$name.server" | indent
-				fail "$tool: client exit status $rc, server $src" ;;
+				note "driver connection log ($LOGS/$name.cm, last 20 lines):"
+				tail -n 20 "$LOGS/$name.cm" | indent
+				fail "$tool: client exit status $rc, server $src, not a known perftest failure: $why"
+			fi
+			case $why in
+			clock*) P_CLOCK=$((P_CLOCK + 1)) ;;
+			close*) P_CLOSE=$((P_CLOSE + 1)) ;;
+			relisten*) P_RELISTEN=$((P_RELISTEN + 1)) ;;
 			esac
+			note "run $try failed (client $rc, server $src): $why; logs $LOGS/$name.{client,server,cm}"
 		done
 		fail "$tool: no clean run in 4 (see the notes above)"
 	}
-	# perf_failure RC OUT SERVER_LOG: which of perf()'s known perftest
-	# failures this is; prints nothing if none.
+	# perf_failure RC SRC OUT SIZE ITERS SERVER_LOG CM_LOG: which of perf()'s
+	# known perftest failures this is, with its evidence ("clock: ...");
+	# non-zero status with what is missing if none.
 	perf_failure() {
-		local rc=$1 out=$2 slog=$3
-		if grep -q "Can't produce a report" <<<"$out" ||
-			grep -q "Can't produce a report" "$slog"; then
-			echo clock
-		elif [ "$rc" -eq 0 ] && grep -q "Bad wc status -- 5 " "$slog"; then
-			echo close
-		elif grep -q "RDMA_CM_EVENT_REJECTED; error: -111" <<<"$out"; then
-			echo relisten
+		local rc=$1 src=$2 out=$3 size=$4 iters=$5 slog=$6 cmlog=$7
+		local nr="Can't produce a report" v
+		local row="^[[:space:]]*${size}[[:space:]]+${iters}[[:space:]]"
+		if grep -q "$nr" <<<"$out"; then
+			[ "$rc" -eq 1 ] || { echo "client printed \"$nr\" but exit status $rc, not 1"; return 1; }
+			! grep -q 'Bad wc status' <<<"$out" || { echo "client printed \"$nr\" and a completion error"; return 1; }
+			[ "$src" -eq 0 ] || [ "$src" -eq 1 ] || [ "$src" -eq 143 ] ||
+				{ echo "client's clock probe failed, but server exit status $src"; return 1; }
+			echo "clock: the client's CPU-MHz probe failed after its transfers (\"$nr\", exit 1)"
+			return 0
 		fi
+		if grep -q "$nr" "$slog"; then
+			[ "$src" -eq 1 ] || { echo "server printed \"$nr\" but exit status $src, not 1"; return 1; }
+			[ "$rc" -eq 0 ] || [ "$rc" -eq 1 ] ||
+				{ echo "server's clock probe failed, but client exit status $rc"; return 1; }
+			echo "clock: the server's CPU-MHz probe failed after its transfers (\"$nr\", exit 1)"
+			return 0
+		fi
+		if [ "$rc" -eq 0 ]; then
+			grep -Eq -- "$row" <<<"$out" || { echo "client exited 0 without its result row"; return 1; }
+			[ "$src" -eq 1 ] || { echo "server exit status $src (a flush at close exits 1)"; return 1; }
+			grep -q 'Bad wc status -- 5 ' "$slog" || { echo "server failed without a flushed completion"; return 1; }
+			! grep 'Bad wc status' "$slog" | grep -vq 'Bad wc status -- 5 ' ||
+				{ echo "server logged a completion error other than a flush"; return 1; }
+			echo "close: client done with its result row, server's closing sync flushed (Bad wc status -- 5)"
+			return 0
+		fi
+		if grep -q "RDMA_CM_EVENT_REJECTED; error: -111" <<<"$out"; then
+			case $rc in 124|137) echo "client refused and then timed out (exit $rc)"; return 1 ;; esac
+			v=$(relisten_evidence "$cmlog")
+			case $v in
+			relisten*) echo "$v"; return 0 ;;
+			*) echo "test connection refused, but $v"; return 1 ;;
+			esac
+		fi
+		case $rc in
+		124|137) echo "client timed out (${T_CMD_TIMEOUT} s)" ;;
+		*) echo "no perftest failure matches" ;;
+		esac
+		return 1
 	}
-	# derived_bw_note TOOL SIZE ITERS T0 T1 [ARGS]: the bandwidth of a run
-	# perftest could not time, from the client's wall time (which includes
-	# connection setup, so it is a lower bound).
-	derived_bw_note() {
-		local tool=$1 size=$2 iters=$3 t0=$4 t1=$5 dir=1
-		shift 5
-		case $tool in *_bw) ;; *) note "$tool: no latency figures for this run"; return 0 ;; esac
-		case " $* " in *" -b "*) dir=2 ;; esac
-		note "$tool derived: $(awk -v s="$size" -v n="$iters" -v d="$dir" -v t0="$t0" -v t1="$t1" \
-			'BEGIN { printf "%.2f MB/s", s * n * d / ((t1 - t0) / 1e9) / 1e6 }') = $dir x $iters x $size B / client wall time incl. setup"
+	# relisten_evidence CM_LOG: from the driver's connection log of one
+	# run, "relisten: ..." when a connect was refused by TCP ("CEP[n]
+	# connecting: failed: -111") while none of the run's listeners was
+	# alive; else what contradicts that.
+	relisten_evidence() {
+		awk '
+		!match($0, /rdmap_sw: CEP\[[0-9]+\] /) { next }
+		{
+			id = substr($0, RSTART + 14, RLENGTH - 16)
+			what = substr($0, RSTART + RLENGTH)
+		}
+		what == "listening: listening" { live[id] = 1; n++; made++; next }
+		what ~ /: destroy$/ && (id in live) { delete live[id]; n--; gone++; next }
+		what ~ /^connecting: failed: -111 / {
+			if (n > 0) busy++
+			else if (!free++) { m = made; g = gone }
+		}
+		END {
+			if (!made)
+				print "no listener in the driver connection log (dynamic debug off?)"
+			else if (busy)
+				print busy " connect(s) refused while a listener was alive"
+			else if (!free)
+				print "no connect refused by TCP in the driver connection log"
+			else if (!m)
+				print "a connect was refused before the run had listened at all"
+			else
+				print "relisten: connect refused by TCP while none of the " m " listener(s) made before it was alive (" g " destroyed)"
+		}' "$1"
 	}
 	# zero_bw_note TOOL SIZE ITERS OUT T0 T1 [ARGS]: under TCG perftest's
-	# CPU-MHz sampling may also yield a report of 0 MB/s for a bandwidth
-	# test that ran; then derive the figure and say so.
+	# CPU-MHz sampling may yield a report of 0 MB/s for a clean bandwidth
+	# run; then derive the figure from iterations x size over the
+	# client's wall time (connection setup included, so a lower bound)
+	# and label it as derived.
 	zero_bw_note() {
-		local tool=$1 size=$2 iters=$3 out=$4 t0=$5 t1=$6 avg
+		local tool=$1 size=$2 iters=$3 out=$4 t0=$5 t1=$6 avg dir=1
 		shift 6
 		case $tool in *_bw) ;; *) return 0 ;; esac
 		avg=$(printf '%s\n' "$out" | awk -v s="$size" -v n="$iters" \
 			'$1 == s && $2 == n { print $4; exit }')
 		[ -n "$avg" ] && awk -v a="$avg" 'BEGIN { exit !(a + 0 == 0) }' || return 0
-		note "$tool printed 0 MB/s (perftest's CPU clock probe under TCG)"
-		derived_bw_note "$tool" "$size" "$iters" "$t0" "$t1" "$@"
+		case " $* " in *" -b "*) dir=2 ;; esac
+		note "$tool printed 0 MB/s (perftest's CPU clock probe under TCG); derived: $(awk -v s="$size" -v n="$iters" -v d="$dir" -v t0="$t0" -v t1="$t1" \
+			'BEGIN { printf "%.2f MB/s", s * n * d / ((t1 - t0) / 1e9) / 1e6 }') = $dir x $iters x $size B / client wall time incl. setup"
 	}
 	server_gone() { ! kill -0 "$SRV_PID" 2>/dev/null; }
-	# cm_debug_dump PORT: what the driver logged about connections (its
-	# pr_debug lines, enabled below when dynamic debug is available).
-	cm_debug_dump() {
-		note "driver connection log (last 40 lines), sockets on port $1:"
-		dmesg | grep -F 'rdmap_sw: CEP' | tail -n 40 | indent
-		ss -tanH | indent
-	}
 	mountpoint -q /sys/kernel/debug ||
 		mount -t debugfs none /sys/kernel/debug 2>/dev/null || true
 	if [ -w /sys/kernel/debug/dynamic_debug/control ]; then
@@ -298,47 +361,84 @@ else
 			>/sys/kernel/debug/dynamic_debug/control 2>/dev/null || true
 	fi
 
-	# The matrix issue 4 names: bandwidth (unidirectional and -b) and
-	# latency at 1 B .. 1 MiB through perftest's default send path (the
-	# extended API, ibv_wr_*); inline variants (-I) where a payload fits
-	# (perftest turns inline off by default for a device it does not
-	# know, so the plain runs are the non-inline ones); and the classic
-	# ibv_post_send path (--use_old_post_send) at two sizes.
-	#
 	# ib_send_bw: at most as many messages as posted receives (perftest
 	# caps its RX depth at -n), since iWARP has no RNR retry and
 	# perftest no flow control: a receiver that falls behind would see a
 	# Send with no receive posted, which is fatal (RFC 5040).
-	# The debug kernel (about 4x slower) runs the matrix at two sizes.
-	if [ "${RSW_KERNEL:-}" = debug ]; then
-		SIZES=${RSW_PERF_SIZES:-64 65536}
-	else
-		SIZES=${RSW_PERF_SIZES:-1 64 4096 65536 1048576}
-	fi
-	for size in $SIZES; do
-		if [ "$size" -ge 1048576 ]; then bw_n=100 send_n=100 lat_n=50
-		else bw_n=1000 send_n=500 lat_n=500; fi
-		for dir in "" -b; do
-			perf ib_write_bw "$size" "$bw_n" $dir
-			perf ib_read_bw "$size" "$bw_n" $dir
-			perf ib_send_bw "$size" "$send_n" $dir
-		done
-		for tool in ib_write_lat ib_read_lat ib_send_lat; do
-			perf "$tool" "$size" "$lat_n"
-		done
-		# Inline: writes and sends whose payload fits max_inline.
-		if [ "$size" -le 256 ]; then
-			perf ib_write_bw "$size" "$bw_n" -I "$size"
-			perf ib_send_bw "$size" "$send_n" -I "$size"
-			perf ib_write_lat "$size" "$lat_n" -I "$size"
-			perf ib_send_lat "$size" "$lat_n" -I "$size"
+	#
+	# RSW_PERF_MATRIX=full (make stress): the matrix issue 4 names:
+	# bandwidth (unidirectional and -b) and latency at 1 B .. 1 MiB
+	# through perftest's default send path (the extended API, ibv_wr_*);
+	# inline variants (-I) where a payload fits (perftest turns inline off
+	# by default for a device it does not know, so the plain runs are the
+	# non-inline ones); and the classic ibv_post_send path
+	# (--use_old_post_send) at two sizes.  The debug kernel (about 4x
+	# slower) runs it at two sizes.
+	perf_full() {
+		local size bw_n send_n lat_n dir tool
+		if [ "${RSW_KERNEL:-}" = debug ]; then
+			SIZES=${RSW_PERF_SIZES:-64 65536}
+		else
+			SIZES=${RSW_PERF_SIZES:-1 64 4096 65536 1048576}
 		fi
-	done
-	for size in 64 65536; do
-		perf ib_write_bw "$size" 1000 --use_old_post_send
-		perf ib_read_bw "$size" 1000 --use_old_post_send
-		perf ib_send_bw "$size" 500 --use_old_post_send
-	done
+		for size in $SIZES; do
+			if [ "$size" -ge 1048576 ]; then bw_n=100 send_n=100 lat_n=50
+			else bw_n=1000 send_n=500 lat_n=500; fi
+			for dir in "" -b; do
+				perf ib_write_bw "$size" "$bw_n" $dir
+				perf ib_read_bw "$size" "$bw_n" $dir
+				perf ib_send_bw "$size" "$send_n" $dir
+			done
+			for tool in ib_write_lat ib_read_lat ib_send_lat; do
+				perf "$tool" "$size" "$lat_n"
+			done
+			# Inline: writes and sends whose payload fits max_inline.
+			if [ "$size" -le 256 ]; then
+				perf ib_write_bw "$size" "$bw_n" -I "$size"
+				perf ib_send_bw "$size" "$send_n" -I "$size"
+				perf ib_write_lat "$size" "$lat_n" -I "$size"
+				perf ib_send_lat "$size" "$lat_n" -I "$size"
+			fi
+		done
+		for size in 64 65536; do
+			perf ib_write_bw "$size" 1000 --use_old_post_send
+			perf ib_read_bw "$size" 1000 --use_old_post_send
+			perf ib_send_bw "$size" 500 --use_old_post_send
+		done
+	}
+	# Default (make check): each path once.  Bandwidth of write, read and
+	# send at 64 KiB, one -b cell, latency of all three at 64 B, one
+	# inline bw and lat cell, one ibv_post_send cell, one 1 MiB cell.
+	perf_slice() {
+		perf ib_write_bw 65536 1000
+		perf ib_read_bw 65536 1000
+		perf ib_send_bw 65536 500
+		perf ib_write_bw 65536 1000 -b
+		perf ib_write_lat 64 500
+		perf ib_read_lat 64 500
+		perf ib_send_lat 64 500
+		perf ib_send_bw 64 500 -I 64
+		perf ib_write_lat 64 500 -I 64
+		perf ib_send_bw 4096 500 --use_old_post_send
+		perf ib_read_bw 1048576 100
+	}
+	# The debug kernel (KASAN, lockdep, kmemleak; about 4x slower): six
+	# cells, each data path and both send APIs once.
+	perf_debug_slice() {
+		perf ib_write_bw 65536 1000
+		perf ib_read_bw 65536 1000 -b
+		perf ib_send_bw 65536 500 --use_old_post_send
+		perf ib_write_lat 64 500 -I 64
+		perf ib_read_lat 64 500
+		perf ib_send_lat 64 500
+	}
+	case ${RSW_PERF_MATRIX:-} in
+	full) perf_full ;;
+	'') if [ "${RSW_KERNEL:-}" = debug ]; then perf_debug_slice; else perf_slice; fi ;;
+	*) fail "RSW_PERF_MATRIX must be full or unset, not '$RSW_PERF_MATRIX'" ;;
+	esac
+	step "perftest summary"
+	note "perftest: $P_CELLS cells, $P_FIRST clean first tries, retries: clock $P_CLOCK, close $P_CLOSE, relisten $P_RELISTEN"
 fi
 
 rsw_dummy_down "$DEV" "$NETDEV"
