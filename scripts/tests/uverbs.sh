@@ -259,6 +259,8 @@ else
 			relisten*) P_RELISTEN=$((P_RELISTEN + 1)) ;;
 			esac
 			note "run $try failed (client $rc, server $src): $why; logs $LOGS/$name.{client,server,cm}"
+			# make check counts these (scripts/steps.sh).
+			echo "RETRY: perftest $tool: ${why%%:*}"
 		done
 		fail "$tool: no clean run in 4 (see the notes above)"
 	}
