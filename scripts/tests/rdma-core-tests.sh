@@ -85,9 +85,7 @@ step "load the RDMA core and $RSW_DRIVER"
 check modprobe -a ib_core ib_uverbs iw_cm rdma_cm rdma_ucm
 check modprobe dummy numdummies=0
 if [ "$RSW_DRIVER" = siw ]; then
-	# rsw_siw_dir comes from the host scripts' lib.sh.
-	# shellcheck source=scripts/lib.sh
-	. "$RSW_TOP/scripts/lib.sh"
+	# rsw_siw_dir: scripts/lib.sh, which tests/lib.sh sources.
 	KO=$(rsw_siw_dir "$RSW_KREL")/plain/siw.ko
 	# librdmap_sw has no match table, which libibverbs 56.1 dereferences
 	# for devices with a kernel driver id (siw): hide it in this guest (a
@@ -103,10 +101,8 @@ fi
 insmod_deps "$KO"
 
 step "$NETDEV with $IP/24, $DEV attached to it"
-check ip link add "$NETDEV" type dummy
-check ip addr add "$IP/24" dev "$NETDEV"
-check ip link set "$NETDEV" up
-check rdma link add "$DEV" type "$RSW_DRIVER" netdev "$NETDEV"
+dummy_netdev "$NETDEV" "$IP/24"
+rdma_attach "$DEV" "$RSW_DRIVER" "$NETDEV"
 poll_until 10 "uverbs device for $DEV" uverbs_ready "$DEV"
 check rdma link show -j
 check "$RSW_RDMA_BIN/ibv_devinfo" -v -d "$DEV"
