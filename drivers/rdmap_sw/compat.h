@@ -98,8 +98,10 @@ static inline void *rsw_virt_dma_to_ptr(u64 dma_addr)
 
 /*
  * sendmsg() with MSG_SPLICE_PAGES (6.5 on) lets TCP hold pages by reference
- * (zero copy).  Where it is missing, rsw_have_splice_pages() is false and
- * RSW_MSG_SPLICE_PAGES is no flag at all: every byte is copied.
+ * (zero copy).  Before 6.5, rsw_have_splice_pages() is false and
+ * RSW_MSG_SPLICE_PAGES is no flag at all: every byte is copied.  Test the
+ * version, not #ifdef MSG_SPLICE_PAGES: Debian's 6.1 declares the flag (a
+ * stable backport) but its TCP does not honour it.
  */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0)
 #define RSW_MSG_SPLICE_PAGES MSG_SPLICE_PAGES
