@@ -33,6 +33,12 @@ inner_retries() {
 	tr -d '\r' <"$1" | grep -c '^RETRY: '
 }
 
+# have_debug: the debug kernel is built.
+have_debug() { [ -e "$RSW_CACHE/debug/current" ]; }
+
+# vm_data KERNEL TIMEOUT CMD...: a data-path guest test (2 GiB of memory).
+vm_data() { scripts/vm --kernel "$1" --mem 2048 --timeout "$2" -- "${@:3}"; }
+
 # record NAME RC SECS: the verdict of a step whose output is in
 # $logdir/NAME.log.  A step that exits 0 but skipped part of its checks is
 # reported and counted as skipped, never as passed; one that exits non-zero
