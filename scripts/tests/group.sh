@@ -12,7 +12,15 @@
 # it started; scripts/vm still fails the whole boot on any report, and a
 # WARN or oops ends the boot: panic_on_warn).  After a failed member the
 # rest are not run (the guest is no longer in a known state) and get the
-# status 126 with a note saying why.  Exit status: 0 when every member
+# status 126 with a note saying why.
+#
+# On the debug kernel with leak checking on (rsw.kmemleak=1), kmemleak is
+# asked after every member, as scripts/vm-init does after a whole run: wait
+# until what the member left is old enough to be reported (5 s), scan
+# twice, and fail the member (status 124) on any report; then clear, so
+# that the next member starts from nothing.  A leak is thus the verdict of
+# the member that made it.  If kmemleak has switched itself off, the member
+# fails as well (its leaks could not be looked for).  Exit status: 0 when every member
 # passed, else 1.  scripts/steps.sh (group) reads the files on the host.
 set -uo pipefail
 # shellcheck source=scripts/lib.sh
@@ -36,6 +44,29 @@ done
 [ -z "$cur" ] || members+=("$cur")
 [ ${#members[@]} -gt 0 ] || { echo "usage: group.sh NAME CMD... [-- NAME CMD...]" >&2; exit 2; }
 
+KMEMLEAK=/sys/kernel/debug/kmemleak
+leak_check=0
+grep -qw 'rsw.kmemleak=1' /proc/cmdline && leak_check=1
+
+# member_leaks NAME: 0 when kmemleak reports nothing new since the last
+# clear (or leak checking is off); else 1, with the report in NAME's log.
+member_leaks() {
+	local name=$1 leaks
+	[ "$leak_check" = 1 ] || return 0
+	sleep 6
+	if ! { echo scan >"$KMEMLEAK" && echo scan >"$KMEMLEAK"; } 2>/dev/null; then
+		echo "FAIL: kmemleak refused to scan after $name (it is off): no leak check" |
+			tee -a "$out/$name.log"
+		return 1
+	fi
+	leaks=$(cat "$KMEMLEAK")
+	echo clear >"$KMEMLEAK"
+	[ -n "$leaks" ] || return 0
+	printf '%s\n' "$leaks" | tee -a "$out/$name.log"
+	echo "FAIL: kmemleak reports leaks after $name" | tee -a "$out/$name.log"
+	return 1
+}
+
 # run_member NAME CMD...: one member; prints its verdict line.
 run_member() {
 	local name=$1 t0=$SECONDS lines rc=0 bugs
@@ -49,6 +80,9 @@ run_member() {
 		printf '%s\n' "$bugs" | tee -a "$out/$name.log"
 		echo "FAIL: kernel bug report while $name ran" | tee -a "$out/$name.log"
 		rc=125
+	fi
+	if [ "$rc" -eq 0 ] && ! member_leaks "$name"; then
+		rc=124
 	fi
 	echo "$((SECONDS - t0))" >"$out/$name.secs"
 	echo "$rc" >"$out/$name.rc"
