@@ -40,21 +40,25 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+/* Bound of every wait (wait.h), seconds. */
+#define TIMEOUT_S 30.0
 #define LEN (1024 * 1024)		/* one message */
 #define FILL 0xee			/* the target before a round */
-#define TIMEOUT_S 30.0
 
 #include "wait.h"
 
+/* The process's objects: the server's part lives across rounds. */
 static struct {
-	struct rdma_event_channel *ech;
-	struct rdma_cm_id *listen, *cid, *sid;
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_cq *ccq, *scq;
-	struct sockaddr_in addr;
-	uint8_t *tbuf;			/* server target */
+	uint8_t *tbuf;			/* server target: receive buffer, MR */
 	struct ibv_mr *tmr;
+	struct ibv_cq *scq;		/* server send + receive */
+	struct ibv_cq *ccq;		/* client send + receive */
+	struct ibv_pd *pd;
+	struct ibv_context *ctx;
+	struct sockaddr_in addr;	/* where the listener listens */
+	struct rdma_event_channel *ech;	/* every id's events */
+	struct rdma_cm_id *listen;
+	struct rdma_cm_id *cid, *sid;	/* this round's client, server */
 } g;
 
 /* Totals over the rounds, printed at the end. */
