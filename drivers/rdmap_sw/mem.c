@@ -573,7 +573,6 @@ enum rsw_mr_hold rsw_mr_hold(struct rsw_mr *mr, struct page *page)
 		return RSW_MR_HOLD_NONE;
 	}
 }
-EXPORT_SYMBOL_IF_KUNIT(rsw_mr_hold);
 
 void rsw_mr_unhold(struct rsw_mr *mr, struct page *page,
 		   enum rsw_mr_hold hold)
@@ -592,7 +591,6 @@ void rsw_mr_unhold(struct rsw_mr *mr, struct page *page,
 		rcu_read_unlock();
 	}
 }
-EXPORT_SYMBOL_IF_KUNIT(rsw_mr_unhold);
 
 /*
  * After access was revoked under the lock: wait until no TX piece
