@@ -805,7 +805,8 @@ static void st_read_expect(struct kunit *test, struct st_lb *lb, u64 id,
 /* RDMA Read over many FPDUs; the target's MR stays as it was. */
 static void st_lb_read(struct kunit *test)
 {
-	struct st_lb lb = st_lb_up(test, RSW_MPA_RTR_SEND, true, false);
+	const bool *crc = test->param_value;
+	struct st_lb lb = st_lb_up(test, RSW_MPA_RTR_SEND, *crc, false);
 	const u32 len = 300 * 1024 + 3;
 	struct st_mr *src = st_mr_new(test, st.pd, len + 64);
 	struct st_mr *sink = st_mr_new(test, st.pd, len + 64);
@@ -825,10 +826,13 @@ static void st_lb_read(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, !memcmp(st_mr_ptr(src, 0), expect, len + 64));
 	st_mr_guards(test, src);
 	/*
-	 * B answered from vmalloc'ed pages: TCP got them by reference
-	 * (zero copy) where the kernel has MSG_SPLICE_PAGES.
+	 * B answered from vmalloc'ed pages: without CRC TCP got them by
+	 * reference (zero copy) where the kernel has MSG_SPLICE_PAGES; with
+	 * CRC they were copied, so the octets sent are those the CRC covers.
 	 */
-	if (rsw_have_splice_pages())
+	if (*crc)
+		KUNIT_EXPECT_EQ(test, st_stats(test, lb.b).tx_spliced, 0ULL);
+	else if (rsw_have_splice_pages())
 		KUNIT_EXPECT_GE(test, st_stats(test, lb.b).tx_spliced, (u64)len);
 	/* The sink is still valid (a plain Read invalidates nothing). */
 	KUNIT_EXPECT_EQ(test, st_mr_check(st.pd, sink->mr->rkey,
@@ -1927,7 +1931,7 @@ static struct kunit_case st_cases[] = {
 	KUNIT_CASE_PARAM(st_lb_send_large, st_crc_gen_params),
 	KUNIT_CASE(st_lb_send_solicited),
 	KUNIT_CASE_PARAM(st_lb_write, st_crc_gen_params),
-	KUNIT_CASE(st_lb_read),
+	KUNIT_CASE_PARAM(st_lb_read, st_crc_gen_params),
 	KUNIT_CASE(st_lb_send_inv),
 	KUNIT_CASE(st_lb_local_inv),
 	KUNIT_CASE(st_lb_read_inv),

@@ -20,6 +20,7 @@
 #include <linux/delay.h>
 #include <linux/highmem.h>
 #include <linux/in.h>
+#include <linux/kthread.h>
 #include <linux/module.h>
 #include <linux/net.h>
 #include <linux/scatterlist.h>
@@ -66,6 +67,7 @@ struct tx_sink {
 	unsigned int fpdus;
 	int take;		/* FPDUs taken per call, 0: all */
 	bool more_last;		/* @more of the last call */
+	unsigned int spliced;	/* FPDUs taken that were marked splice */
 };
 
 static void tx_sink_copy(struct tx_sink *s, const void *p, u32 len)
@@ -102,6 +104,7 @@ static int tx_sink_send(void *ctx, const struct rsw_tx_fpdu *f,
 		}
 		tx_sink_copy(s, f->trailer, f->trailer_len);
 		s->fpdus++;
+		s->spliced += f->splice;
 	}
 	return n;
 }
@@ -727,6 +730,140 @@ static void tx_read_response_refused(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, c->sink.len, 0);
 }
 
+/*
+ * Read Responses are spliced (zero copy) only without CRC: with CRC the
+ * octets TCP sends must be those the trailer was computed from.
+ */
+static void tx_read_response_splice(struct kunit *test)
+{
+	const bool *crc = test->param_value;
+	struct tx_ctx *c = tx_ctx(test, *crc, 4);
+	u64 iova = 0x100000001ULL;
+	struct ib_mr *mr = tx_frmr(test, c, iova, IB_ACCESS_REMOTE_READ);
+	struct rsw_tx_rresp rr = {
+		.sink_stag = TX_RSTAG, .sink_to = TX_RADDR,
+		.src_stag = mr->rkey, .src_to = iova, .len = 5000,
+	};
+	struct rsw_rx_term term = {};
+
+	KUNIT_ASSERT_EQ(test, rsw_tx_read_response(c->tx, &rr, &term), 0);
+	KUNIT_ASSERT_GT(test, c->sink.fpdus, 1U);
+	KUNIT_EXPECT_EQ(test, c->sink.spliced, *crc ? 0 : c->sink.fpdus);
+}
+
+static const bool tx_crc_params[] = { true, false };
+
+static void tx_crc_desc(const bool *p, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "crc %s", *p ? "on" : "off");
+}
+
+KUNIT_ARRAY_PARAM(tx_crc, tx_crc_params, tx_crc_desc);
+
+/*
+ * Invalidating a fast-reg MR waits for the TX pieces collected from it
+ * before the invalidation until the sink returned: its pages may be slab
+ * memory the consumer frees at once (issue 10, defect 1).  The sink
+ * blocks in send() until told; an invalidation started meanwhile must
+ * still be waiting, and must finish once send() returned.
+ */
+struct tx_block {
+	struct tx_ctx *c;
+	struct ib_mr *mr;
+	struct rsw_tx_rresp rr;
+	struct completion in_send;	/* send() entered */
+	struct completion release;	/* send() may go on */
+	struct completion tx_done;	/* rsw_tx_read_response() returned */
+	struct completion inv_done;	/* the invalidation returned */
+	int tx_ret;
+	enum rsw_mr_err inv_err;
+};
+
+#define TX_BLOCK_WAIT	(10 * HZ)
+/* How long an invalidation that does not wait would take, at most. */
+#define TX_BLOCK_QUIET_MS	300
+
+static int tx_block_send(void *ctx, const struct rsw_tx_fpdu *f,
+			 unsigned int n, bool more)
+{
+	struct tx_block *b = ctx;
+
+	complete(&b->in_send);
+	wait_for_completion_timeout(&b->release, TX_BLOCK_WAIT);
+	return tx_sink_send(&b->c->sink, f, n, more);
+}
+
+static const struct rsw_tx_sink_ops tx_block_ops = { .send = tx_block_send };
+
+static int tx_block_tx(void *arg)
+{
+	struct tx_block *b = arg;
+	struct rsw_rx_term term = {};
+
+	b->tx_ret = rsw_tx_read_response(b->c->tx, &b->rr, &term);
+	complete(&b->tx_done);
+	return 0;
+}
+
+static int tx_block_inv(void *arg)
+{
+	struct tx_block *b = arg;
+
+	b->inv_err = rsw_mr_invalidate_local(tx_env.rsw, tx_env.pd,
+					     b->mr->rkey);
+	complete(&b->inv_done);
+	return 0;
+}
+
+static void tx_inval_waits_for_send(struct kunit *test)
+{
+	struct rsw_tx_config cfg = { .crc = true, .mss = TX_MSS, .ord = 4 };
+	struct tx_block *b = kunit_kzalloc(test, sizeof(*b), GFP_KERNEL);
+	u64 iova = 0x100000001ULL;
+	bool waited;
+
+	KUNIT_ASSERT_NOT_NULL(test, b);
+	b->c = tx_ctx(test, true, 4);
+	b->mr = tx_frmr(test, b->c, iova, IB_ACCESS_REMOTE_READ);
+	b->rr = (struct rsw_tx_rresp) {
+		.sink_stag = TX_RSTAG, .sink_to = TX_RADDR,
+		.src_stag = b->mr->rkey, .src_to = iova + 1, .len = 9000,
+	};
+	init_completion(&b->in_send);
+	init_completion(&b->release);
+	init_completion(&b->tx_done);
+	init_completion(&b->inv_done);
+	KUNIT_ASSERT_EQ(test, rsw_tx_init(b->c->tx, &cfg, tx_env.rsw,
+					  tx_env.pd, &tx_block_ops, b), 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(kthread_run(tx_block_tx, b, "txb-tx")));
+	if (!wait_for_completion_timeout(&b->in_send, TX_BLOCK_WAIT)) {
+		complete(&b->release);
+		wait_for_completion(&b->tx_done);
+		KUNIT_FAIL(test, "send() never called");
+		return;
+	}
+	if (IS_ERR(kthread_run(tx_block_inv, b, "txb-inv"))) {
+		complete(&b->release);
+		wait_for_completion(&b->tx_done);
+		KUNIT_FAIL(test, "no invalidation thread");
+		return;
+	}
+	waited = !wait_for_completion_timeout(&b->inv_done,
+			msecs_to_jiffies(TX_BLOCK_QUIET_MS));
+	KUNIT_EXPECT_TRUE_MSG(test, waited,
+			      "invalidation returned while send() ran");
+	complete(&b->release);
+	/* Both threads use @b: wait for them whatever happened. */
+	wait_for_completion(&b->tx_done);
+	wait_for_completion(&b->inv_done);
+	KUNIT_EXPECT_EQ(test, b->inv_err, RSW_MR_OK);
+	KUNIT_EXPECT_EQ(test, b->tx_ret, 0);
+	b->c->rec->base_to = TX_RADDR;
+	tx_parse(test, b->c, true);
+	tx_expect_msg(test, b->c, 0, RSW_OP_READ_RESP, b->rr.len, 0,
+		      PTR_ALIGN(b->c->mem, PAGE_SIZE) + 1);
+}
+
 /* ------------------------------------------------------------ Terminate */
 
 static void tx_terminate(struct kunit *test)
@@ -1239,6 +1376,8 @@ static struct kunit_case tx_cases[] = {
 	KUNIT_CASE(tx_backpressure),
 	KUNIT_CASE(tx_read_response),
 	KUNIT_CASE_PARAM(tx_read_response_refused, tx_rresp_gen_params),
+	KUNIT_CASE_PARAM(tx_read_response_splice, tx_crc_gen_params),
+	KUNIT_CASE(tx_inval_waits_for_send),
 	KUNIT_CASE(tx_terminate),
 	KUNIT_CASE(tx_terminate_from_rx),
 	KUNIT_CASE(tx_qp_process),

@@ -219,6 +219,15 @@ enum rsw_mr_err rsw_mr_bvecs(const struct rsw_mr_ref *ref, u64 to, u64 len,
 			     struct bio_vec *bv, unsigned int max_bv,
 			     unsigned int *nr_bv, u64 *bytes);
 /*
+ * From a walk callback (under the MR lock): hold what keeps @page's
+ * content the MR's until rsw_mr_unhold() with the value returned, which
+ * the TX engine calls once the sink returned (rules at the top of mem.c).
+ * rsw_mr_unhold() takes no lock and never sleeps.
+ */
+enum rsw_mr_hold rsw_mr_hold(struct rsw_mr *mr, struct page *page);
+void rsw_mr_unhold(struct rsw_mr *mr, struct page *page,
+		   enum rsw_mr_hold hold);
+/*
  * IB_WR_REG_MR on a QP of @pd.  0, or -EINVAL (not a fast-reg MR, key of
  * another index, bad access flags, region not mapped), -EOPNOTSUPP (rights
  * not offered: memory windows, zero based), -EACCES (MR of another PD),
@@ -230,7 +239,9 @@ int rsw_mr_fastreg(struct ib_pd *pd, const struct ib_reg_wr *wr);
  * fast-reg MR of @pd; invalidating an invalid MR succeeds.  Remote
  * invalidation (Send with Invalidate, RX): the MR must also be valid and
  * have been registered with a remote right.  On return no access through
- * the old registration is in progress or possible.
+ * the old registration is in progress or possible, and no TX piece
+ * collected through it is still on its way to TCP (waits for that:
+ * process context, may sleep).
  */
 enum rsw_mr_err rsw_mr_invalidate_local(struct rsw_device *rsw,
 					struct ib_pd *pd, u32 stag);

@@ -29,10 +29,33 @@
  * DMA MRs are the exception: their attributes never change and they cover
  * kernel memory that is not theirs to revoke, so they are walked lockless.
  *
+ * Memory read after the walk.  The TX engine collects (page, offset,
+ * length) pieces in a walk and sock_sendmsg() reads them after the lock
+ * is dropped.  The rule: no memory is read for sending after its owner
+ * could have freed it.  So each piece holds, from its collection (under
+ * the lock, rsw_mr_hold()) until the sink returned (rsw_mr_unhold()):
+ *  - user MR: a reference to its page.  dereg_mr unpins the umem without
+ *    waiting; the process may munmap; the page stays allocated, with the
+ *    process's old data, until the last piece drops it.
+ *  - fast-reg MR: a count in mr->tx_busy.  Its pages are the kernel
+ *    consumer's (possibly slab memory, freed and reused while the page
+ *    lives), so a page reference would not do: an invalidation or
+ *    dereg_mr that revoked access waits, sleeping, until the count is
+ *    zero.  The window is one describe-and-sendmsg (MSG_DONTWAIT) of a
+ *    stream's work item; it never includes TCP holding skb frags, which a
+ *    peer could stretch forever with a zero window.
+ *  - DMA MR: nothing.  The memory is the WQE owner's, who may not reuse
+ *    it before the WQE completed, i.e. after the sink returned.
+ * What TCP keeps after sendmsg() returned is its own: copied octets, or
+ * with MSG_SPLICE_PAGES page references it took itself (tx_sock.c).
+ *
  * Locking.  mr->lock is BH-safe (remote invalidation and placement run in
  * softirq).  It nests inside whatever the caller holds; nothing is called
  * with it held except rsw_mr_seg_fn callbacks, which take no locks.  The
  * xarray's own lock is taken only in process context (create, dereg).
+ * Invalidation and dereg_mr may sleep (the tx_busy wait): they run in
+ * process context only (ib_core's dereg_mr, and a stream's work item for
+ * LOCAL_INV, Read with Invalidate and Send with Invalidate).
  */
 #include <linux/bvec.h>
 #include <linux/highmem.h>
@@ -42,6 +65,7 @@
 #include <linux/random.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
+#include <linux/wait_bit.h>
 #include <rdma/ib_umem.h>
 
 #include "internal.h"
@@ -532,9 +556,57 @@ out_unlock:
 	return ret;
 }
 
+enum rsw_mr_hold rsw_mr_hold(struct rsw_mr *mr, struct page *page)
+{
+	switch (mr->kind) {
+	case RSW_MR_USER:
+		/* Pinned by the umem while the lock keeps dereg_mr out. */
+		lockdep_assert_held(&mr->lock);
+		get_page(page);
+		return RSW_MR_HOLD_PAGE;
+	case RSW_MR_FAST_REG:
+		/* Counted before an invalidation can see the MR invalid. */
+		lockdep_assert_held(&mr->lock);
+		atomic_inc(&mr->tx_busy);
+		return RSW_MR_HOLD_BUSY;
+	default:
+		return RSW_MR_HOLD_NONE;
+	}
+}
+
+void rsw_mr_unhold(struct rsw_mr *mr, struct page *page,
+		   enum rsw_mr_hold hold)
+{
+	if (hold == RSW_MR_HOLD_PAGE) {
+		put_page(page);
+	} else if (hold == RSW_MR_HOLD_BUSY) {
+		/*
+		 * The waiter may free the MR as soon as it sees zero;
+		 * wake_up_var() only hashes the address, and RCU keeps
+		 * the kvfree_rcu()'d MR readable in between anyway.
+		 */
+		rcu_read_lock();
+		if (atomic_dec_and_test(&mr->tx_busy))
+			wake_up_var(&mr->tx_busy);
+		rcu_read_unlock();
+	}
+}
+
 /*
- * ops.dereg_mr: revoke, unpublish, drop the registry reference.  Does not
- * wait for other references (see the top of this file).
+ * After access was revoked under the lock: wait until no TX piece
+ * collected before that is still on its way to TCP.  Bounded by one
+ * sendmsg(MSG_DONTWAIT) of the streams that collected them.
+ */
+static void rsw_mr_wait_tx(struct rsw_mr *mr)
+{
+	might_sleep();
+	wait_var_event(&mr->tx_busy, !atomic_read(&mr->tx_busy));
+}
+
+/*
+ * ops.dereg_mr: revoke, unpublish, wait out TX pieces of a fast-reg MR
+ * that are not yet with TCP, drop the registry reference.  Does not wait
+ * for other references (see the top of this file).
  */
 static int rsw_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
@@ -546,6 +618,7 @@ static int rsw_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	write_unlock_bh(&mr->lock);
 	xa_erase(&table->xa, rsw_stag_index(mr->stag));
 	atomic_dec(&table->count);
+	rsw_mr_wait_tx(mr);
 	/* No walk reaches the pages any more: unpin them. */
 	if (mr->umem)
 		ib_umem_release(mr->umem);
@@ -633,6 +706,8 @@ static enum rsw_mr_err rsw_mr_invalidate(struct rsw_device *rsw,
 		write_lock_bh(&mr->lock);
 		err = rsw_mr_invalidate_locked(mr, stag, remote);
 		write_unlock_bh(&mr->lock);
+		if (!err)
+			rsw_mr_wait_tx(mr);
 	}
 	rsw_mr_put(mr);
 	return err;

@@ -110,6 +110,12 @@ struct rsw_mr {
 	u64 length;
 	struct rsw_mr_map map;		/* RSW_MR_FAST_REG and _USER */
 	struct ib_umem *umem;		/* RSW_MR_USER: released by dereg_mr */
+	/*
+	 * RSW_MR_FAST_REG: TX pieces collected from this MR and not yet
+	 * handed to TCP (rsw_mr_hold() .. rsw_mr_unhold()).  Invalidation
+	 * and dereg_mr wait for it to drop to zero.
+	 */
+	atomic_t tx_busy;
 	u64 pages[];			/* map.max entries */
 };
 
@@ -159,6 +165,16 @@ struct rsw_mr_ref {
 	struct rsw_mr *mr;
 	u32 stag;
 	u32 right;		/* IB_ACCESS_* bit required, 0 for local read */
+};
+
+/*
+ * What a TX piece holds on the memory it names, from its collection in a
+ * walk until the sink returned (rsw_mr_hold(), rsw_mr_unhold()).
+ */
+enum rsw_mr_hold {
+	RSW_MR_HOLD_NONE,	/* DMA MR: the WQE's owner keeps the memory */
+	RSW_MR_HOLD_PAGE,	/* user MR: a reference to the page */
+	RSW_MR_HOLD_BUSY,	/* fast-reg MR: one count in mr->tx_busy */
 };
 
 struct bio_vec;

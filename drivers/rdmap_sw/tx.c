@@ -20,6 +20,19 @@
  *
  * No locks, no allocation, never sleeps unless the sink does; the caller
  * serialises each rsw_tx (the QP's TX work item later).
+ *
+ * Lifetime.  The rule: no memory is read for sending after its owner
+ * could have freed it.  A page piece takes its hold (rsw_mr_hold(): a
+ * page reference for a user MR, a tx_busy count on a fast-reg MR) in the
+ * collecting walk, under the MR lock, so before any dereg_mr or
+ * invalidation can have revoked the access; rsw_tx_release() drops the
+ * holds of the batch once the sink returned, and of the FPDUs described
+ * so far when describing fails.  Outside rsw_tx_push() and a failed
+ * rsw_tx_describe() no piece holds anything, so an invalidation run by
+ * the stream's own work item (LOCAL_INV, Send with Invalidate) never
+ * waits for itself.  The sink owns none of this: pieces are valid while
+ * send() runs; anything TCP keeps longer (spliced pages) it references
+ * itself.  Inline data lives in tx->sqe, the engine's own copy.
  */
 #include <linux/highmem.h>
 
@@ -109,6 +122,7 @@ struct rsw_tx_walk {
 	u32 got;		/* octets covered so far */
 	u32 crc;		/* second pass: running CRC */
 	u32 i;			/* second pass: next piece to match */
+	struct rsw_mr *mr;	/* MR being walked (first pass: holds) */
 	bool stop;		/* first pass: pieces ran out */
 	bool mismatch;		/* second pass: memory changed under us */
 };
@@ -124,9 +138,35 @@ static bool rsw_tx_collect(void *arg, struct page *page, unsigned int off,
 		return false;
 	}
 	p = &w->f->piece[w->f->npieces++];
-	*p = (struct rsw_tx_piece) { .page = page, .off = off, .len = len };
+	*p = (struct rsw_tx_piece) {
+		.page = page, .off = off, .len = len, .mr = w->mr,
+		.hold = rsw_mr_hold(w->mr, page),
+	};
 	w->got += len;
 	return true;
+}
+
+/* Drop what the pieces of @f hold (the sink returned, or describe failed). */
+static void rsw_tx_release_fpdu(struct rsw_tx_fpdu *f)
+{
+	u32 i;
+
+	for (i = 0; i < f->npieces; i++) {
+		struct rsw_tx_piece *p = &f->piece[i];
+
+		if (p->page && p->hold != RSW_MR_HOLD_NONE)
+			rsw_mr_unhold(p->mr, p->page, p->hold);
+		p->hold = RSW_MR_HOLD_NONE;
+	}
+}
+
+/* Release the first @n FPDUs of the batch. */
+static void rsw_tx_release(struct rsw_tx *tx, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		rsw_tx_release_fpdu(&tx->batch[i]);
 }
 
 static bool rsw_tx_crc_piece(void *arg, struct page *page, unsigned int off,
@@ -160,7 +200,10 @@ static enum rsw_mr_err rsw_tx_walk_mr(struct rsw_tx *tx, u32 stag, u64 to,
 	err = rsw_mr_get(tx->rsw, tx->pd, stag, to, len, right, &ref);
 	if (err)
 		return err;
+	/* The MR outlives the holds its pieces take (see mem.c). */
+	w->mr = ref.mr;
 	err = rsw_mr_walk(&ref, to, len, fn, w);
+	w->mr = NULL;
 	rsw_mr_ref_put(&ref);
 	return err;
 }
@@ -298,7 +341,7 @@ static enum rsw_mr_err rsw_tx_fpdu(struct rsw_tx *tx, struct rsw_tx_fpdu *f,
 		return err;
 	f->msg_end = pos + f->payload_len;
 	f->last = f->msg_end == m->len;
-	f->splice = m->kind == RSW_TX_RRESP;
+	f->splice = m->kind == RSW_TX_RRESP && !tx->cfg.crc;
 	f->hdr_len = rsw_tx_hdr(tx, f, pos);
 	f->hdr.c.ctrl = rsw_ctrl_word(m->op, f->last);
 	rsw_set_mpa_len(&f->hdr.c, f->hdr_len - RSW_MPA_HDR_LEN +
@@ -306,7 +349,10 @@ static enum rsw_mr_err rsw_tx_fpdu(struct rsw_tx *tx, struct rsw_tx_fpdu *f,
 	return rsw_tx_trailer(tx, f, pos);
 }
 
-/* Fill the batch with the message's next FPDUs, up to its last one. */
+/*
+ * Fill the batch with the message's next FPDUs, up to its last one.  On
+ * failure nothing is held and the batch is empty.
+ */
 static enum rsw_mr_err rsw_tx_describe(struct rsw_tx *tx)
 {
 	u32 pos = tx->msg.done;
@@ -317,8 +363,12 @@ static enum rsw_mr_err rsw_tx_describe(struct rsw_tx *tx)
 		struct rsw_tx_fpdu *f = &tx->batch[tx->nbatch];
 
 		err = rsw_tx_fpdu(tx, f, pos);
-		if (err)
+		if (err) {
+			/* The failed FPDU's pieces up to the failure too. */
+			rsw_tx_release(tx, tx->nbatch + 1);
+			tx->nbatch = 0;
 			return err;
+		}
 		tx->nbatch++;
 		pos = f->msg_end;
 		if (f->last)
@@ -327,7 +377,11 @@ static enum rsw_mr_err rsw_tx_describe(struct rsw_tx *tx)
 	return RSW_MR_OK;
 }
 
-/* Hand the batch to the sink: 0, -EAGAIN (not all taken) or its error. */
+/*
+ * Hand the batch to the sink: 0, -EAGAIN (not all taken) or its error.
+ * The batch's holds are dropped once the sink returned: what TCP took it
+ * copied or references itself.
+ */
 static int rsw_tx_push(struct rsw_tx *tx, bool *last)
 {
 	const struct rsw_tx_fpdu *f;
@@ -335,6 +389,7 @@ static int rsw_tx_push(struct rsw_tx *tx, bool *last)
 
 	n = tx->sink->send(tx->sink_ctx, tx->batch, tx->nbatch,
 			   !tx->batch[tx->nbatch - 1].last);
+	rsw_tx_release(tx, tx->nbatch);
 	if (n < 0)
 		return n;
 	if (WARN_ON_ONCE(n > tx->nbatch))

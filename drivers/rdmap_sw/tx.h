@@ -26,10 +26,15 @@
  * (tx_sock.c).
  * @more is true while the batch does not end the message in progress.
  *
- * Page pieces hold no page references: they are valid until send()
- * returns.  A splicing sink hands the pages to TCP, which takes its own
- * page references, so the pages outlive an invalidation; their contents
- * may not, which is why only Read Responses are marked @splice.
+ * Lifetime of page pieces: no memory is read for sending after its owner
+ * could have freed it.  Each page piece holds, from its collection until
+ * send() returned, what keeps its memory the MR's (mem.c: a page
+ * reference for a user MR, a count that invalidation and dereg_mr wait
+ * for on a fast-reg MR); the engine drops it when send() returns,
+ * whatever send() took.  So send() may read every piece, and must not
+ * keep a pointer to one after it returned.  A splicing sink hands pages
+ * to TCP with MSG_SPLICE_PAGES: TCP takes its own page references for as
+ * long as it keeps them (retransmission), and the engine's go as usual.
  */
 #ifndef _RDMAP_SW_TX_H
 #define _RDMAP_SW_TX_H
@@ -38,6 +43,7 @@
 #include <linux/types.h>
 #include <rdma/rdmap_sw-abi.h>
 
+#include "mem.h"
 #include "qp.h"
 #include "rx.h"
 #include "wire.h"
@@ -47,12 +53,17 @@
 /* FPDUs described before the sink is called. */
 #define RSW_TX_BATCH		8
 
-/* One payload piece: @page + @off, or @kva when @page is NULL. */
+/*
+ * One payload piece: @page + @off, or @kva when @page is NULL.  A page
+ * piece holds @hold on @mr's memory until the engine releases it.
+ */
 struct rsw_tx_piece {
 	struct page *page;
 	const void *kva;
+	struct rsw_mr *mr;
 	u32 off;
 	u32 len;
+	enum rsw_mr_hold hold;
 };
 
 /* One FPDU as sent: hdr_len header octets, the pieces, trailer_len octets. */
@@ -69,10 +80,15 @@ struct rsw_tx_fpdu {
 	u32 msg_end;			/* message offset after this FPDU */
 	bool last;			/* DDP L flag */
 	/*
-	 * Page pieces may be spliced (zero copy): a Read Response, whose
-	 * source the ULP may not reuse before the requester has the data,
-	 * which TCP can only have delivered by then.  Retransmissions
-	 * after that are duplicates the peer drops.
+	 * Page pieces may be spliced (zero copy): a Read Response without
+	 * MPA CRC.  TCP then reads the memory when it (re)transmits, later
+	 * than the engine; with CRC the trailer was computed from the
+	 * memory as it was when described, so a source written meanwhile
+	 * (which a Read of live memory permits) would go out with a CRC
+	 * that does not match and the peer would terminate.  With CRC the
+	 * payload is copied at send() time, as it is for every other FPDU,
+	 * which shrinks that window to one batch's describe-to-sendmsg (a
+	 * fused copy-and-CRC would close it).
 	 */
 	bool splice;
 	struct rsw_tx_piece piece[RSW_TX_MAX_PIECES];
