@@ -106,40 +106,59 @@ finish() {
 	indent <"$LOGS/$2"
 }
 
+# connect_attack N UID QPN: uid UID names QPN in rdma_connect to an honest
+# peer (case N); its exit status in ATK_RC, the peer stopped after it.
+connect_attack() {
+	local n=$1 uid=$2 qpn=$3 port=$((7600 + $1)) peer
+	ATK_RC=0
+	bg "peer-$n" as "$VICTIM_UID" "$QPS" peer server "$IP" "$port"
+	peer=$BG_PID
+	poll_until 20 "peer listening" has_line "$LOGS/peer-$n" "peer: listening"
+	printf '    $ qp-steal attack connect %s %s %s   (uid %s)\n' \
+		"$IP" "$port" "$qpn" "$uid"
+	as "$uid" "$QPS" attack connect "$IP" "$port" "$qpn" \
+		>"$LOGS/attack-$n" 2>&1 || ATK_RC=$?
+	indent <"$LOGS/attack-$n"
+	finish "$peer" "peer-$n"
+}
+
+# assert_refused_connect N: the attack of case N failed with EINVAL from
+# rdma_connect, and its peer saw no connection request.
+assert_refused_connect() {
+	assert_eq "$ATK_RC" 2 "attacker exit status (2: EINVAL from rdma_connect)"
+	! has_line "$LOGS/peer-$1" "peer: request" ||
+		fail "the refused connect reached the peer"
+	ok "nothing reached the peer"
+}
+
 # attack_case N WHO MODE UID: uid UID (another process) names the victim's
 # QPN in rdma_connect (MODE connect) or rdma_accept (MODE accept).
 attack_case() {
-	local n=$1 who=$2 mode=$3 uid=$4 port=$((7600 + $1)) rc=0 peer atk
+	local n=$1 who=$2 mode=$3 uid=$4 port=$((7600 + $1)) peer atk
 	step "$who: rdma_$mode naming the victim's QP is refused"
 	victim_start
 	if [ "$mode" = connect ]; then
-		bg "peer-$n" as "$VICTIM_UID" "$QPS" peer server "$IP" "$port"
-		peer=$BG_PID
-		poll_until 20 "peer listening" has_line "$LOGS/peer-$n" "peer: listening"
-		printf '    $ qp-steal attack connect %s %s %s   (uid %s)\n' \
-			"$IP" "$port" "$VQPN" "$uid"
-		as "$uid" "$QPS" attack connect "$IP" "$port" "$VQPN" \
-			>"$LOGS/attack-$n" 2>&1 || rc=$?
-		indent <"$LOGS/attack-$n"
+		connect_attack "$n" "$uid" "$VQPN"
+		victim_cmd "check 1000" 2
 	else
+		ATK_RC=0
 		bg "attack-$n" as "$uid" "$QPS" attack accept "$IP" "$port" "$VQPN"
 		atk=$BG_PID
 		poll_until 20 "attacker listening" has_line "$LOGS/attack-$n" "attack: listening"
 		bg "peer-$n" as "$VICTIM_UID" "$QPS" peer client "$IP" "$port"
 		peer=$BG_PID
-		wait "$atk" || rc=$?
+		wait "$atk" || ATK_RC=$?
 		indent <"$LOGS/attack-$n"
+		victim_cmd "check 1000" 2
+		finish "$peer" "peer-$n"
 	fi
-	victim_cmd "check 1000" 2
-	finish "$peer" "peer-$n"
 	victim_stop
-	assert_eq "$rc" 2 "attacker exit status (2: EINVAL from rdma_$mode)"
 	assert_match "$VOUT" 'victim: completions=0 ' "victim's receive"
 	assert_match "$VOUT" 'victim: state=INIT' "victim's QP state"
 	if [ "$mode" = connect ]; then
-		! has_line "$LOGS/peer-$n" "peer: request" ||
-			fail "the refused connect reached the peer"
-		ok "nothing reached the peer"
+		assert_refused_connect "$n"
+	else
+		assert_eq "$ATK_RC" 2 "attacker exit status (2: EINVAL from rdma_accept)"
 	fi
 }
 
@@ -198,7 +217,7 @@ fi
 NQN=nqn.2026-11.org.rdmap-sw:harden-cm
 CFS=/sys/kernel/config/nvmet
 kqp_case() {
-	local port=7607 rc=0 peer kqpn
+	local kqpn
 	step "nvmet-rdma target and nvme-rdma host on $DEV"
 	mountpoint -q /sys/kernel/config || check mount -t configfs none /sys/kernel/config
 	check modprobe null_blk nr_devices=1 gb=1 bs=4096
@@ -221,19 +240,8 @@ kqp_case() {
 	note "nvmet-rdma QP $kqpn"
 
 	step "uid $VICTIM_UID names nvmet-rdma's QP $kqpn in rdma_connect: refused"
-	bg peer-7 as "$VICTIM_UID" "$QPS" peer server "$IP" "$port"
-	peer=$BG_PID
-	poll_until 20 "peer listening" has_line "$LOGS/peer-7" "peer: listening"
-	printf '    $ qp-steal attack connect %s %s %s   (uid %s)\n' \
-		"$IP" "$port" "$kqpn" "$VICTIM_UID"
-	as "$VICTIM_UID" "$QPS" attack connect "$IP" "$port" "$kqpn" \
-		>"$LOGS/attack-7" 2>&1 || rc=$?
-	indent <"$LOGS/attack-7"
-	finish "$peer" peer-7
-	assert_eq "$rc" 2 "attacker exit status (2: EINVAL from rdma_connect)"
-	! has_line "$LOGS/peer-7" "peer: request" ||
-		fail "the refused connect reached the peer"
-	ok "nothing reached the peer"
+	connect_attack 7 "$VICTIM_UID" "$kqpn"
+	assert_refused_connect 7
 	check rdma res show qp link "$DEV/1" lqpn "$kqpn"
 	assert_match "$T_OUT" "state RTS" "nvmet-rdma's QP state"
 	check cat /sys/class/nvme/nvme0/state
