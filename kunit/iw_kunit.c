@@ -60,7 +60,8 @@ static void rsw_iwt_create(struct kunit *test, struct rsw_iwt_qp *t)
 
 	t->cq = ib_create_cq(rsw_iwt.ibdev, NULL, NULL, NULL, &cq_attr);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(t->cq));
-	attr.send_cq = attr.recv_cq = t->cq;
+	attr.send_cq = t->cq;
+	attr.recv_cq = t->cq;
 	t->qp = ib_create_qp(rsw_iwt.pd, &attr);
 	if (IS_ERR(t->qp))
 		ib_destroy_cq(t->cq);
