@@ -102,7 +102,7 @@ static void rsw_iwt_get_qp_pins(struct kunit *test)
 	rsw_iwt_create(test, &t);
 	got = ops->iw_get_qp(rsw_iwt.ibdev, t.qp->qp_num);
 	KUNIT_ASSERT_PTR_EQ(test, got, t.qp);
-	if (rsw_iwt_destroy(&t, 2000)) {
+	if (rsw_iwt_destroy(&t, 800)) {
 		/* The QP is freed: iw_cm's add_ref would be a use-after-free. */
 		flush_work(&t.destroy);
 		destroy_work_on_stack(&t.destroy);

@@ -51,8 +51,8 @@ LOGS=$RSW_RUN/harden-cm
 mkdir -p "$LOGS"
 chmod 0777 "$LOGS"
 
-# as UID CMD...: run CMD as UID (same gid), with no capabilities.
-as() {
+# run_as UID CMD...: run CMD as UID (same gid), with no capabilities.
+run_as() {
 	local uid=$1
 	shift
 	setpriv --reuid="$uid" --regid="$uid" --clear-groups -- "$@"
@@ -63,7 +63,7 @@ has_line() { grep -q -- "$2" "$1"; }
 # victim_start: a victim process (uid 1000) as coproc VIC; sets VQPN.
 victim_start() {
 	local line
-	coproc VIC { as "$VICTIM_UID" "$QPS" victim "$IP" 2>&1; }
+	coproc VIC { run_as "$VICTIM_UID" "$QPS" victim "$IP" 2>&1; }
 	read -r -t 30 line <&"${VIC[0]}" || fail "victim did not start"
 	note "$line"
 	[[ $line =~ ^victim:\ qpn\ ([0-9]+)$ ]] || fail "victim: $line"
@@ -90,12 +90,14 @@ victim_stop() {
 	wait "$pid" || fail "victim exited with an error"
 }
 
-# bg NAME CMD...: run CMD in the background, output in $LOGS/NAME; BG_PID.
+# bg NAME UID CMD...: run CMD as UID in the background, output in
+# $LOGS/NAME; BG_PID.
 bg() {
-	local name=$1
-	shift
-	printf '    $ %s &   (%s)\n' "$*" "$name"
-	timeout -k 5 "$T_CMD_TIMEOUT" "$@" >"$LOGS/$name" 2>&1 &
+	local name=$1 uid=$2
+	shift 2
+	printf '    $ %s &   (%s, uid %s)\n' "$*" "$name" "$uid"
+	timeout -k 5 "$T_CMD_TIMEOUT" setpriv --reuid="$uid" --regid="$uid" \
+		--clear-groups -- "$@" >"$LOGS/$name" 2>&1 &
 	BG_PID=$!
 }
 
@@ -111,12 +113,12 @@ finish() {
 connect_attack() {
 	local n=$1 uid=$2 qpn=$3 port=$((7600 + $1)) peer
 	ATK_RC=0
-	bg "peer-$n" as "$VICTIM_UID" "$QPS" peer server "$IP" "$port"
+	bg "peer-$n" "$VICTIM_UID" "$QPS" peer server "$IP" "$port"
 	peer=$BG_PID
 	poll_until 20 "peer listening" has_line "$LOGS/peer-$n" "peer: listening"
 	printf '    $ qp-steal attack connect %s %s %s   (uid %s)\n' \
 		"$IP" "$port" "$qpn" "$uid"
-	as "$uid" "$QPS" attack connect "$IP" "$port" "$qpn" \
+	run_as "$uid" "$QPS" attack connect "$IP" "$port" "$qpn" \
 		>"$LOGS/attack-$n" 2>&1 || ATK_RC=$?
 	indent <"$LOGS/attack-$n"
 	finish "$peer" "peer-$n"
@@ -142,10 +144,10 @@ attack_case() {
 		victim_cmd "check 1000" 2
 	else
 		ATK_RC=0
-		bg "attack-$n" as "$uid" "$QPS" attack accept "$IP" "$port" "$VQPN"
+		bg "attack-$n" "$uid" "$QPS" attack accept "$IP" "$port" "$VQPN"
 		atk=$BG_PID
 		poll_until 20 "attacker listening" has_line "$LOGS/attack-$n" "attack: listening"
-		bg "peer-$n" as "$VICTIM_UID" "$QPS" peer client "$IP" "$port"
+		bg "peer-$n" "$VICTIM_UID" "$QPS" peer client "$IP" "$port"
 		peer=$BG_PID
 		wait "$atk" || ATK_RC=$?
 		indent <"$LOGS/attack-$n"
@@ -168,7 +170,7 @@ thread_case() {
 	step "the owner's second thread: rdma_$mode naming its QP works"
 	victim_start
 	if [ "$mode" = connect ]; then
-		bg "peer-$n" as "$VICTIM_UID" "$QPS" peer server "$IP" "$port"
+		bg "peer-$n" "$VICTIM_UID" "$QPS" peer server "$IP" "$port"
 		peer=$BG_PID
 		poll_until 20 "peer listening" has_line "$LOGS/peer-$n" "peer: listening"
 		victim_cmd "thread connect $port" 2
@@ -178,7 +180,7 @@ thread_case() {
 		local line
 		read -r -t 30 line <&"${VIC[0]}" || fail "victim thread silent"
 		note "$line"
-		bg "peer-$n" as "$VICTIM_UID" "$QPS" peer client "$IP" "$port"
+		bg "peer-$n" "$VICTIM_UID" "$QPS" peer client "$IP" "$port"
 		peer=$BG_PID
 		VOUT=
 		victim_cmd "" 2
@@ -234,9 +236,10 @@ kqp_case() {
 	echo 4420 >"$CFS/ports/1/addr_trsvcid"
 	check ln -s "$CFS/subsystems/$NQN" "$CFS/ports/1/subsystems/$NQN"
 	check nvme connect -t rdma -a "$IP" -s 4420 -n "$NQN" -i 1
-	check rdma res show qp link "$DEV/1"
-	kqpn=$(sed -n 's/.* lqpn \([0-9]*\) .*state RTS .*comm \[nvmet_rdma\].*/\1/p' <<<"$T_OUT" | head -n1)
-	[ -n "$kqpn" ] || fail "no nvmet_rdma QP in RTS on $DEV"
+	# A QP's restrack name is rdma_cm's; its cm_id names the ULP.
+	check rdma res show cm_id
+	kqpn=$(sed -n "s/^link $DEV\/1 .* lqpn \([0-9]*\) .*state CONNECT .*comm \[nvmet_rdma\].*/\1/p" <<<"$T_OUT" | head -n1)
+	[ -n "$kqpn" ] || fail "no connected nvmet_rdma cm_id with a QP on $DEV"
 	note "nvmet-rdma QP $kqpn"
 
 	step "uid $VICTIM_UID names nvmet-rdma's QP $kqpn in rdma_connect: refused"
@@ -266,7 +269,7 @@ fi
 if want 8; then
 	step "destroy racing connect and accept, $ROUNDS rounds"
 	T_CMD_TIMEOUT=$((T_CMD_TIMEOUT + ROUNDS)) \
-		check as "$VICTIM_UID" "$QPS" race "$IP" 7699 "$ROUNDS"
+		check run_as "$VICTIM_UID" "$QPS" race "$IP" 7699 "$ROUNDS"
 	assert_match "$T_OUT" "^race: $ROUNDS rounds" "race summary"
 fi
 
