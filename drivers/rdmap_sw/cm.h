@@ -22,9 +22,10 @@
  *   iw_reject(id, pd, len)         rsw_cm_reject(cep, pd, len)
  *   closed()                       IW_CM_EVENT_CLOSE (before the socket is
  *                                  taken; afterwards the QP reports it)
- *   iw_add_ref / iw_rem_ref(qp)    rsw_qp_get() / rsw_qp_put()
- *   iw_get_qp(dev, qpn)            rsw_qp_lookup() (reference dropped at once,
- *                                  as iw_cm only needs the pointer)
+ *   iw_get_qp(dev, qpn)            rsw_qp_lookup(); the reference is lent
+ *                                  to the iw_add_ref that follows (iw.c)
+ *   iw_add_ref / iw_rem_ref(qp)    claim the lent reference (or
+ *                                  rsw_qp_get()) / rsw_qp_put()
  * Every cep handed out (by listen, connect or connect_request) is released
  * by its owner with rsw_cm_destroy().
  */

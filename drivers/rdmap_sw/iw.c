@@ -22,15 +22,26 @@
  * References.  An ep holds its iw_cm_id (add_ref) from iw_connect or
  * iw_accept until its last event, and a QP reference; the stream holds its
  * own.  An ep is released (cep destroyed, references dropped, freed) from
- * rsw_iw_wq, never from a cm.c callback about its cep.
+ * rsw_iw_wq, never from a cm.c callback about its cep.  iw_cm holds the QP
+ * by its own reference, from iw_get_qp() to iw_rem_ref() (see there).
+ *
+ * Who may bind a QP.  The QPN of iw_connect/iw_accept comes from whoever
+ * called rdma_connect()/rdma_accept(), for a process unchecked through
+ * ucma, and both run in that caller's task.  rsw_iw_may_bind() admits a
+ * user QP only from its own process and a kernel ULP's QP only from a
+ * kernel thread or a CAP_NET_ADMIN caller; anything else is -EINVAL
+ * before a byte reaches the wire.
  */
+#include <linux/capability.h>
 #include <linux/inetdevice.h>
 #include <linux/moduleparam.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/workqueue.h>
 #include <net/addrconf.h>
 #include <net/if_inet6.h>
 #include <rdma/iw_cm.h>
+#include <rdma/restrack.h>
 
 #include "internal.h"
 
@@ -262,6 +273,42 @@ static const struct rsw_cm_ops rsw_iw_cm_ops = {
 
 /* ------------------------------------------------------------ iw ops */
 
+/*
+ * May the current task bind a connection to @qp?  A user QP's restrack
+ * entry holds the task that created it: any thread of that process may
+ * (not a forked child: it has the QP's file but not its thread group).  A
+ * kernel QP: a kernel thread (ULPs connect and accept from workqueues,
+ * nfsd, ...) or a caller with CAP_NET_ADMIN (SMB Direct connects from
+ * mount(2), so a task with an mm is not a sign of a process).
+ */
+static bool rsw_iw_may_bind(struct rsw_qp *qp)
+{
+	struct rdma_restrack_entry *res = &qp->base.res;
+
+	if (rdma_is_kernel_res(res))
+		return (current->flags & PF_KTHREAD) || capable(CAP_NET_ADMIN);
+	return res->task && same_thread_group(res->task, current);
+}
+
+/*
+ * The QP named @qpn, referenced, if it exists and the caller may bind it
+ * (@op names the call for the log); NULL otherwise.  Process context.
+ */
+static struct rsw_qp *rsw_iw_bind_qp(struct rsw_device *rsw, u32 qpn,
+				     const char *op)
+{
+	struct rsw_qp *qp = rsw_qp_lookup(rsw, qpn);
+
+	if (!qp || rsw_iw_may_bind(qp))
+		return qp;
+	pr_warn_ratelimited("QP[%u]: %s by pid %d (%s) refused: the QP belongs to %s\n",
+			    qpn, op, task_tgid_nr(current), current->comm,
+			    rdma_is_kernel_res(&qp->base.res) ?
+			    "a kernel ULP" : "another process");
+	rsw_qp_put(qp);
+	return NULL;
+}
+
 static struct net *rsw_iw_net(struct rsw_device *rsw)
 {
 	return dev_net(rsw->netdev);
@@ -283,7 +330,7 @@ static int rsw_iw_connect(struct iw_cm_id *cm_id,
 	struct rsw_iw_ep *ep;
 	struct rsw_qp *qp;
 
-	qp = rsw_qp_lookup(rsw, param->qpn);
+	qp = rsw_iw_bind_qp(rsw, param->qpn, "connect");
 	if (!qp)
 		return -EINVAL;
 	rsw_iw_params(&lp, param);
@@ -318,11 +365,15 @@ static int rsw_iw_accept(struct iw_cm_id *cm_id,
 
 	if (!ep || ep->qp)
 		return -EINVAL;
-	ep->qp = rsw_qp_lookup(ep->rsw, param->qpn);
-	if (!ep->qp)
-		return -EINVAL;
-	rsw_iw_params(&lp, param);
+	/* iw_cm sends no iw_reject after a failed accept: answer it here. */
 	cm_id->provider_data = NULL;
+	ep->qp = rsw_iw_bind_qp(ep->rsw, param->qpn, "accept");
+	if (!ep->qp) {
+		rsw_cm_reject(ep->cep, NULL, 0);
+		rsw_iw_ep_release(ep);
+		return -EINVAL;
+	}
+	rsw_iw_params(&lp, param);
 	cm_id->add_ref(cm_id);
 	ep->cm_id = cm_id;
 	ret = rsw_cm_accept(ep->cep, &lp, ep);
@@ -519,25 +570,37 @@ static int rsw_iw_destroy_listen(struct iw_cm_id *cm_id)
 	return 0;
 }
 
-static void rsw_iw_add_ref(struct ib_qp *ibqp)
-{
-	rsw_qp_get(to_rsw_qp(ibqp));
-}
-
-static void rsw_iw_rem_ref(struct ib_qp *ibqp)
-{
-	rsw_qp_put(to_rsw_qp(ibqp));
-}
-
-/* iw_cm only needs the pointer: it takes its reference with add_ref. */
+/*
+ * iw_cm's QP reference.  iw_cm_connect() and iw_cm_accept() (6.1 and 6.12
+ * alike) call "qp = iw_get_qp(dev, qpn); iw_add_ref(qp);" under their
+ * cm_id lock and iw_add_ref nowhere else, then iw_rem_ref once when done.
+ * A destroy_qp between the two calls must not free the QP, so the lookup
+ * reference of iw_get_qp is kept and counted in qp->iw_lent, and
+ * iw_add_ref claims a lent one as iw_cm's instead of taking another.  An
+ * iw_add_ref with none lent (from a caller holding the QP otherwise) takes
+ * a new one; either way every reference is dropped by iw_rem_ref.
+ */
 static struct ib_qp *rsw_iw_get_qp(struct ib_device *ibdev, int qpn)
 {
 	struct rsw_qp *qp = rsw_qp_lookup(to_rsw_dev(ibdev), qpn);
 
 	if (!qp)
 		return NULL;
-	rsw_qp_put(qp);
+	atomic_inc(&qp->iw_lent);
 	return &qp->base;
+}
+
+static void rsw_iw_add_ref(struct ib_qp *ibqp)
+{
+	struct rsw_qp *qp = to_rsw_qp(ibqp);
+
+	if (!atomic_add_unless(&qp->iw_lent, -1, 0))
+		rsw_qp_get(qp);
+}
+
+static void rsw_iw_rem_ref(struct ib_qp *ibqp)
+{
+	rsw_qp_put(to_rsw_qp(ibqp));
 }
 
 const struct ib_device_ops rsw_iw_ops = {

@@ -141,6 +141,11 @@ struct rsw_qp {
 	/* Creation's reference plus one per CM/TX/RX holder; see qp.c. */
 	refcount_t ref;
 	struct completion released;
+	/*
+	 * References iw_get_qp() took and the iw_add_ref() after it has not
+	 * claimed yet (iw.c); zero from ib_core's zeroed allocation.
+	 */
+	atomic_t iw_lent;
 
 	/*
 	 * Serialises modify_qp and the engines' state changes.  state and
