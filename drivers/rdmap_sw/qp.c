@@ -733,8 +733,16 @@ static int rsw_sqe_op_fields(struct rsw_qp *qp, const struct ib_send_wr *wr,
 		sqe->raddr = rdma_wr(wr)->remote_addr;
 		break;
 	case RDMAP_SW_WR_REG_MR:
+		/*
+		 * The MR is the caller's only until post_send returns: keep
+		 * its name (the index of the key, which must be the MR's)
+		 * and the pointer as an identity to compare, never to follow
+		 * (rsw_sq_exec_reg()).
+		 */
 		if (!reg_wr(wr)->mr ||
-		    reg_wr(wr)->mr->device != qp->base.device)
+		    reg_wr(wr)->mr->device != qp->base.device ||
+		    rsw_stag_index(reg_wr(wr)->key) !=
+		    rsw_stag_index(reg_wr(wr)->mr->lkey))
 			return -EINVAL;
 		sqe->mr = (uintptr_t)reg_wr(wr)->mr;
 		sqe->reg_key = reg_wr(wr)->key;
@@ -1192,20 +1200,41 @@ void rsw_qp_sq_complete(struct rsw_qp *qp, u32 idx, u8 status, u32 byte_len)
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_qp_sq_complete);
 
+/*
+ * Execute REG_MR.  The consumer may have deregistered the MR since it
+ * posted the request, so the MR is looked up again by the index of the
+ * new key, under a reference held while it is registered: a deregistered
+ * MR is not found (LOC_PROT_ERR), and one that took its index since is
+ * told apart by the identity kept at post time.  The pointer in the entry
+ * is never followed.  (A dereg_mr racing with this very registration may
+ * leave its unpublished MR marked valid: no lookup reaches it any more.)
+ */
+static u8 rsw_sq_exec_reg(struct rsw_qp *qp, const struct rdmap_sw_sqe *sqe)
+{
+	struct rsw_mr *mr = rsw_mr_find_index(qp->rsw, sqe->reg_key);
+	struct ib_reg_wr reg = {
+		.key = sqe->reg_key,
+		.access = sqe->reg_access,
+	};
+	u8 status = RDMAP_SW_WC_LOC_PROT_ERR;
+
+	if (!mr)
+		return status;
+	reg.mr = &mr->ibmr;
+	if ((uintptr_t)reg.mr == sqe->mr && !rsw_mr_fastreg(qp->base.pd, &reg))
+		status = RDMAP_SW_WC_SUCCESS;
+	rsw_mr_put(mr);
+	return status;
+}
+
 /* Execute REG_MR or LOCAL_INV; the completion status. */
 static u8 rsw_sq_exec_local(struct rsw_qp *qp, const struct rdmap_sw_sqe *sqe)
 {
 	struct ib_pd *pd = qp->base.pd;
-	struct ib_reg_wr reg = {};
 
 	switch (sqe->opcode) {
 	case RDMAP_SW_WR_REG_MR:
-		reg.mr = (struct ib_mr *)(uintptr_t)sqe->mr;
-		reg.key = sqe->reg_key;
-		reg.access = sqe->reg_access;
-		if (rsw_mr_fastreg(pd, &reg))
-			return RDMAP_SW_WC_LOC_PROT_ERR;
-		return RDMAP_SW_WC_SUCCESS;
+		return rsw_sq_exec_reg(qp, sqe);
 	case RDMAP_SW_WR_LOCAL_INV:
 		if (rsw_mr_invalidate_local(qp->rsw, pd, sqe->inv_stag))
 			return RDMAP_SW_WC_LOC_PROT_ERR;
