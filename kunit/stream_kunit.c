@@ -47,6 +47,7 @@ RSW_IMPORT_KUNIT_NS();
 #define ST_GUARD_LEN	128
 #define ST_FILL		0x3c		/* MR contents a refused access keeps */
 #define ST_NO_STAG	0x00fedc01U	/* an STag of no MR */
+#define ST_QP_RIGHTS	(IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ)
 
 static const u8 st_mac[ETH_ALEN] = { 0x02, 0x00, 0x5e, 0x30, 0x57, 0x01 };
 
@@ -223,6 +224,15 @@ static struct ib_cq *st_cq(struct kunit *test, struct st_end *e, bool notify)
 	return cq;
 }
 
+/* The QP's IB_QP_ACCESS_FLAGS become @access (modify_qp, any state). */
+static void st_qp_access(struct kunit *test, struct st_end *e, int access)
+{
+	struct ib_qp_attr attr = { .qp_access_flags = access };
+
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(e->qp, &attr, IB_QP_ACCESS_FLAGS),
+			0);
+}
+
 static struct st_end *st_end_new(struct kunit *test, struct ib_pd *pd,
 				 bool direct)
 {
@@ -251,6 +261,8 @@ static struct st_end *st_end_new(struct kunit *test, struct ib_pd *pd,
 			       PTR_ERR(e->qp));
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, st_destroy_qp,
 							e->qp), 0);
+	/* What iw_cm grants every QP it connects (at INIT). */
+	st_qp_access(test, e, ST_QP_RIGHTS);
 	return e;
 }
 
@@ -1397,6 +1409,17 @@ static void st_b_rreq_no_right(struct st_hx *x)
 	st_read_req(x, x->local->mr->rkey, x->local->mr->iova, 64);
 }
 
+/* A Write and a Read Request the MR allows, to a QP that does not. */
+static void st_b_write_qp_denied(struct st_hx *x)
+{
+	st_write(x, x->mr->mr->rkey, x->mr->mr->iova, 16);
+}
+
+static void st_b_rreq_qp_denied(struct st_hx *x)
+{
+	st_read_req(x, x->mr->mr->rkey, x->mr->mr->iova, 64);
+}
+
 static void st_b_rreq_beyond_end(struct st_hx *x)
 {
 	st_read_req(x, x->mr->mr->rkey, x->mr->mr->iova + 8, ST_HX_MR_LEN);
@@ -1455,6 +1478,7 @@ struct st_bad_case {
 	 */
 	u32 may_write;
 	bool rresp_first;	/* Read Responses may precede the Terminate */
+	int qp_deny;		/* rights taken from the QP in RTS first */
 };
 
 #define ST_DDP_T	RSW_TERM_LAYER_DDP, RSW_DDP_ET_TAGGED
@@ -1521,6 +1545,13 @@ static const struct st_bad_case st_bad_cases[] = {
 	  IB_WC_REM_INV_REQ_ERR },
 	{ "write STag of no MR, CRC off", st_b_write_no_mr,
 	  ST_DDP_T, RSW_DDP_EC_T_INVALID_STAG, D_YES, false, ST_FLUSH, true },
+	/* Regressions (issue 10, defect 8): the QP's own access flags. */
+	{ "write to QP without REMOTE_WRITE", st_b_write_qp_denied,
+	  ST_DDP_T, RSW_DDP_EC_T_STAG_NOT_ASSOC, D_YES, false, ST_FLUSH,
+	  .qp_deny = IB_ACCESS_REMOTE_WRITE },
+	{ "read request to QP without REMOTE_READ", st_b_rreq_qp_denied,
+	  ST_RDMAP_PROT, RSW_RDMAP_EC_ACCESS, D_YES, false, ST_FLUSH,
+	  .qp_deny = IB_ACCESS_REMOTE_READ },
 };
 
 static void st_bad_desc(const struct st_bad_case *c, char *desc)
@@ -1674,6 +1705,8 @@ static void st_hostile(struct kunit *test)
 	int ulpdu;
 
 	KUNIT_ASSERT_NOT_NULL(test, t);
+	if (c->qp_deny)
+		st_qp_access(test, x->e, ST_QP_RIGHTS & ~c->qp_deny);
 	c->build(x);
 	KUNIT_ASSERT_EQ(test, st_send_all(x->raw, x->frame, x->frame_len),
 			(int)x->frame_len);

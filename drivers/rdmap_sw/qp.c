@@ -1591,7 +1591,7 @@ static int rsw_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		rsw_qp_kick_stream(qp);
 	if (!ret) {
 		if (mask & IB_QP_ACCESS_FLAGS)
-			qp->access = attr->qp_access_flags;
+			WRITE_ONCE(qp->access, attr->qp_access_flags);
 		if (mask & IB_QP_MAX_QP_RD_ATOMIC)
 			qp->ord = attr->max_rd_atomic;
 		if (mask & IB_QP_MAX_DEST_RD_ATOMIC)

@@ -856,6 +856,7 @@ static int rsw_stream_setup(struct rsw_stream *s, struct rsw_qp *qp)
 	struct rsw_rx_config rcfg = {
 		.crc = s->conn.crc,
 		.max_ulpdu = U16_MAX,
+		.qp_access = &qp->access,
 	};
 	int ret;
 
