@@ -1955,6 +1955,44 @@ static void st_peer_rtr(struct kunit *test)
 	st_expect_eof(test, x);
 }
 
+/*
+ * Regression (issue 10, defect 10): a QP whose stream still runs does not
+ * go back to RESET, neither from CLOSING nor from ERROR: -EBUSY, the state
+ * unchanged.  Once the streams reported their end, RESET is allowed.  The
+ * streams are attached but not started, so they stay live (and do nothing)
+ * whatever state their QPs are moved to, until rsw_stream_start().
+ */
+static void st_reset_live_stream(struct kunit *test)
+{
+	struct rsw_mpa_conn conn = {
+		.rev = RSW_MPA_REV_2, .enhanced = true, .ird = 16, .ord = 16,
+	};
+	struct st_end *a = st_end_new(test, st.pd, false);
+	struct st_end *b = st_end_new(test, st.pd, false);
+	struct socket *ca, *cb;
+
+	st_tcp_pair(test, &ca, &cb);
+	st_attach(test, a, ca, &conn, true);
+	st_attach(test, b, cb, &conn, false);
+
+	KUNIT_EXPECT_EQ(test, st_modify(a, IB_QPS_SQD), 0);
+	KUNIT_EXPECT_EQ(test, st_modify(a, IB_QPS_RESET), -EBUSY);
+	KUNIT_EXPECT_EQ(test, st_state(test, a), IB_QPS_SQD);
+	KUNIT_EXPECT_EQ(test, st_modify(b, IB_QPS_ERR), 0);
+	KUNIT_EXPECT_EQ(test, st_modify(b, IB_QPS_RESET), -EBUSY);
+	KUNIT_EXPECT_EQ(test, st_state(test, b), IB_QPS_ERR);
+
+	KUNIT_EXPECT_EQ(test, st_modify(a, IB_QPS_ERR), 0);
+	rsw_stream_start(to_rsw_qp(a->qp));
+	rsw_stream_start(to_rsw_qp(b->qp));
+	KUNIT_EXPECT_TRUE_MSG(test, st_wait_closed(a), "A not closed");
+	KUNIT_EXPECT_TRUE_MSG(test, st_wait_closed(b), "B not closed");
+	KUNIT_EXPECT_EQ(test, st_modify(a, IB_QPS_RESET), 0);
+	KUNIT_EXPECT_EQ(test, st_modify(b, IB_QPS_RESET), 0);
+	KUNIT_EXPECT_EQ(test, st_state(test, a), IB_QPS_RESET);
+	KUNIT_EXPECT_EQ(test, st_state(test, b), IB_QPS_RESET);
+}
+
 static struct kunit_case st_cases[] = {
 	KUNIT_CASE_PARAM(st_lb_send, st_rtr_gen_params),
 	KUNIT_CASE_PARAM(st_lb_send_large, st_crc_gen_params),
@@ -1973,6 +2011,7 @@ static struct kunit_case st_cases[] = {
 	KUNIT_CASE_PARAM(st_peer_terminate, st_term_gen_params),
 	KUNIT_CASE(st_peer_write_then_reset),
 	KUNIT_CASE_PARAM(st_peer_rtr, st_rtr_gen_params),
+	KUNIT_CASE(st_reset_live_stream),
 	{}
 };
 

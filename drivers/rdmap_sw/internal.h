@@ -308,6 +308,13 @@ struct rsw_stream;
 int rsw_qp_attach_stream(struct rsw_qp *qp, struct rsw_stream *s, u32 ird,
 			 u32 ord);
 /*
+ * The attached stream is over (QP in ERROR, its work flushed or completed,
+ * socket released) and takes, places and completes no more: from now on
+ * the QP may go back to RESET.  The stream still drops its reference with
+ * rsw_qp_put() afterwards.  Any context; takes the QP locks.
+ */
+void rsw_qp_stream_done(struct rsw_qp *qp);
+/*
  * TX engine (runs only while a stream is attached, i.e. in RTS): take the
  * next send WQE.  RSW_SQ_WIRE: *@sqe is a private copy of it, ticket *@idx,
  * and the caller must finish it with rsw_qp_sq_complete() (also when the

@@ -480,11 +480,20 @@ static void rsw_qp_unlock_queues(struct rsw_qp *qp)
 /*
  * One function per target state; each runs with all three QP locks held
  * once rsw_qp_transition() allowed the move and may still refuse it.
+ *
+ * Back to IDLE (RESET) from CLOSING or ERROR only once the stream is over:
+ * a QP in RESET with a live stream would have its connection take, place
+ * and complete work in a state that has none.  The move is legal in
+ * itself, only not yet: entering ERROR (or the close in CLOSING) ends the
+ * stream on its own shortly, so the answer is -EBUSY (try again), not the
+ * -EINVAL of a transition that is never allowed.
  */
 static int rsw_qp_enter_idle(struct rsw_qp *qp, enum ib_qp_state to)
 {
 	struct rsw_wq *sq = &qp->sq, *rq = &qp->rq;
 
+	if (qp->state != RSW_QPS_IDLE && qp->stream_live)
+		return -EBUSY;
 	switch (qp->state) {
 	case RSW_QPS_IDLE:
 		break;
@@ -647,6 +656,7 @@ int rsw_qp_attach_stream(struct rsw_qp *qp, struct rsw_stream *s, u32 ird,
 	rsw_qp_lock_queues(qp);
 	if (!qp->dead && !qp->stream && qp->state == RSW_QPS_IDLE) {
 		qp->stream = s;
+		qp->stream_live = true;
 		qp->state = RSW_QPS_RTS;
 		qp->ird = ird;
 		qp->ord = ord;
@@ -657,6 +667,18 @@ int rsw_qp_attach_stream(struct rsw_qp *qp, struct rsw_stream *s, u32 ird,
 	return ret;
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_qp_attach_stream);
+
+void rsw_qp_stream_done(struct rsw_qp *qp)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	rsw_qp_lock_queues(qp);
+	qp->stream_live = false;
+	rsw_qp_unlock_queues(qp);
+	spin_unlock_irqrestore(&qp->lock, flags);
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_qp_stream_done);
 
 /* ----------------------------------------------------------- post_send */
 
