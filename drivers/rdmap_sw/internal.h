@@ -58,7 +58,18 @@ __be64 rsw_guid_from_mac(const u8 *mac);
  */
 struct rsw_umap;
 /*
- * Publish @buf (vmalloc_user(), @len page aligned) to @uctx's mmap
+ * Memory a process made us allocate in a size it chose: charged to its
+ * memory cgroup, and failing (-ENOMEM) rather than OOM-killing anyone.
+ */
+#define RSW_GFP_USER (GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | __GFP_NOWARN)
+/*
+ * A zeroed buffer of @len (page aligned) that rsw_mmap() can map; charged
+ * to the caller's memory cgroup if @user (a size a process chose).  NULL
+ * if out of memory; freed with vfree() (or by the entry, once published).
+ */
+void *rsw_umap_alloc(size_t len, bool user);
+/*
+ * Publish @buf (rsw_umap_alloc(), @len page aligned) to @uctx's mmap
  * offsets: *@offset is what the process passes to mmap().  On success the
  * entry owns @buf (freed once no mapping uses it); on failure the caller
  * still does.

@@ -118,14 +118,10 @@ static int rsw_sq_opcode(enum ib_wr_opcode ib)
 /* --------------------------------------------------------- work queues */
 
 /*
- * The ring buffer of @wq (size and wqe_size set): zeroed and mappable; a
- * user queue's starts with the ABI's control page.  Sets buf, buf_len,
- * uctrl and ring only on success.
- */
-/*
- * The buffer of a ring of @bytes, with the ABI's control page first if
- * @user (mapped by the process: vmalloc_user zeroes it).  Work queues and
- * shared receive queues alike.
+ * The zeroed, mappable buffer of a ring of @bytes, with the ABI's control
+ * page first if @user (mapped by the process, and charged to it: see
+ * umap.c).  Work queues and shared receive queues alike.  Sets buf,
+ * buf_len, uctrl and ring only on success.
  */
 int rsw_ring_alloc(size_t bytes, bool user, void **buf, size_t *buf_len,
 		   struct rdmap_sw_wq_ctrl **uctrl, void **ring)
@@ -133,7 +129,7 @@ int rsw_ring_alloc(size_t bytes, bool user, void **buf, size_t *buf_len,
 	size_t off = user ? RDMAP_SW_WQ_RING_OFFSET : 0;
 
 	*buf_len = PAGE_ALIGN(off + bytes);
-	*buf = vmalloc_user(*buf_len);
+	*buf = rsw_umap_alloc(*buf_len, user);
 	if (!*buf)
 		return -ENOMEM;
 	*uctrl = user ? *buf : NULL;
@@ -162,7 +158,8 @@ static int rsw_wq_alloc(struct rsw_wq *wq, u32 wr, u32 sge, size_t wqe_size,
 	ret = rsw_wq_alloc_buf(wq, user);
 	if (ret)
 		return ret;
-	wq->slot = kvcalloc(wq->size, sizeof(*wq->slot), GFP_KERNEL);
+	wq->slot = kvcalloc(wq->size, sizeof(*wq->slot),
+			    user ? RSW_GFP_USER : GFP_KERNEL);
 	if (!wq->slot) {
 		vfree(wq->buf);
 		return -ENOMEM;
