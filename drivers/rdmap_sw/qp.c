@@ -38,6 +38,13 @@
  *                free the rings; ib_core frees the object after it returns.
  * A post racing with destroy_qp either finishes before the QP is marked
  * dead (its entries are then discarded) or fails with -EINVAL.
+ *   the stream  attached by the CM (rsw_qp_attach_stream()), holds its own
+ *                reference and is live (stream_live) until it ended and
+ *                said so (rsw_qp_stream_done()); until then the QP does not
+ *                go back to RESET.
+ *   MRs          a queued REG_MR holds no MR: it names it by the index of
+ *                its key and finds it again, with a reference held for the
+ *                registration only, when it executes (rsw_sq_exec_reg()).
  *
  * Locks, all irqsave: qp->lock -> sq.lock -> rq.lock -> rsw_cq.prod_lock.
  * qp->state and qp->dead change only with all three QP locks held, so
