@@ -1131,6 +1131,50 @@ static void rsw_qt_process_reg_other_pd(struct kunit *test)
 }
 
 /*
+ * Regression (issue 10, defect 9): an MR deregistered after its REG_MR was
+ * posted and before it runs is neither registered nor touched: the request
+ * completes with LOC_PROT_ERR and the QP goes to ERR.  The MR's memory is
+ * freed before the take (kvfree_rcu_barrier()), so code that followed the
+ * pointer posted in the work request trips KASAN here.
+ */
+static void rsw_qt_process_reg_deregistered(struct kunit *test)
+{
+	struct ib_cq *cq = rsw_qt_cq(test, 64);
+	struct ib_qp_init_attr attr = rsw_qt_attr(cq, cq);
+	struct ib_qp *qp = rsw_qt_qp_attr(test, rsw_qt.pd, &attr);
+	struct ib_mr *mr = rsw_qt_frmr(test, rsw_qt.pd);
+	u32 stag = mr->rkey;
+	struct rdmap_sw_sqe *sqe;
+	u32 idx;
+
+	sqe = kunit_kzalloc(test, sizeof(*sqe), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, sqe);
+	rsw_qt_post_reg(test, qp, mr, 1);
+	kunit_release_action(test, rsw_qt_dereg_mr, mr);
+	kvfree_rcu_barrier();
+	KUNIT_ASSERT_EQ(test, rsw_qp_sq_take(to_rsw_qp(qp), sqe, &idx),
+			RSW_SQ_LOCAL);
+	rsw_qt_expect_wc(test, cq, 1, IB_WC_LOC_PROT_ERR, IB_WC_REG_MR);
+	KUNIT_EXPECT_EQ(test, rsw_qt_state(test, qp), IB_QPS_ERR);
+	KUNIT_EXPECT_NULL(test, rsw_mr_find_index(rsw_qt.rsw, stag));
+}
+
+/* A REG_MR whose key names another index than its MR's is refused. */
+static void rsw_qt_post_reg_other_index(struct kunit *test)
+{
+	struct ib_qp *qp = rsw_qt_qp(test);
+	struct ib_mr *mr = rsw_qt_frmr(test, rsw_qt.pd);
+	struct ib_reg_wr wr = {
+		.wr = { .wr_id = 1, .opcode = IB_WR_REG_MR },
+		.mr = mr,
+		.key = mr->rkey ^ (1U << RSW_STAG_KEY_BITS),
+		.access = IB_ACCESS_LOCAL_WRITE,
+	};
+
+	KUNIT_EXPECT_EQ(test, ib_post_send(qp, &wr.wr, NULL), -EINVAL);
+}
+
+/*
  * A local operation finished while an earlier wire WQE is still with TX
  * completes after it: completions keep posting order.
  */
@@ -1745,6 +1789,8 @@ static struct kunit_case rsw_qp_cases[] = {
 	KUNIT_CASE(rsw_qt_destroy_waits_for_holder),
 	KUNIT_CASE(rsw_qt_process_reg_inv),
 	KUNIT_CASE(rsw_qt_process_reg_other_pd),
+	KUNIT_CASE(rsw_qt_process_reg_deregistered),
+	KUNIT_CASE(rsw_qt_post_reg_other_index),
 	KUNIT_CASE(rsw_qt_process_order),
 	KUNIT_CASE(rsw_qt_process_cq_overrun),
 	KUNIT_CASE_PARAM(rsw_qt_user_sqe_bad, rsw_qt_usqe_gen_params),

@@ -47,6 +47,7 @@ RSW_IMPORT_KUNIT_NS();
 #define ST_GUARD_LEN	128
 #define ST_FILL		0x3c		/* MR contents a refused access keeps */
 #define ST_NO_STAG	0x00fedc01U	/* an STag of no MR */
+#define ST_QP_RIGHTS	(IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ)
 
 static const u8 st_mac[ETH_ALEN] = { 0x02, 0x00, 0x5e, 0x30, 0x57, 0x01 };
 
@@ -223,6 +224,15 @@ static struct ib_cq *st_cq(struct kunit *test, struct st_end *e, bool notify)
 	return cq;
 }
 
+/* The QP's IB_QP_ACCESS_FLAGS become @access (modify_qp, any state). */
+static void st_qp_access(struct kunit *test, struct st_end *e, int access)
+{
+	struct ib_qp_attr attr = { .qp_access_flags = access };
+
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(e->qp, &attr, IB_QP_ACCESS_FLAGS),
+			0);
+}
+
 static struct st_end *st_end_new(struct kunit *test, struct ib_pd *pd,
 				 bool direct)
 {
@@ -251,6 +261,8 @@ static struct st_end *st_end_new(struct kunit *test, struct ib_pd *pd,
 			       PTR_ERR(e->qp));
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, st_destroy_qp,
 							e->qp), 0);
+	/* What iw_cm grants every QP it connects (at INIT). */
+	st_qp_access(test, e, ST_QP_RIGHTS);
 	return e;
 }
 
@@ -1401,6 +1413,17 @@ static void st_b_rreq_no_right(struct st_hx *x)
 	st_read_req(x, x->local->mr->rkey, x->local->mr->iova, 64);
 }
 
+/* A Write and a Read Request the MR allows, to a QP that does not. */
+static void st_b_write_qp_denied(struct st_hx *x)
+{
+	st_write(x, x->mr->mr->rkey, x->mr->mr->iova, 16);
+}
+
+static void st_b_rreq_qp_denied(struct st_hx *x)
+{
+	st_read_req(x, x->mr->mr->rkey, x->mr->mr->iova, 64);
+}
+
 static void st_b_rreq_beyond_end(struct st_hx *x)
 {
 	st_read_req(x, x->mr->mr->rkey, x->mr->mr->iova + 8, ST_HX_MR_LEN);
@@ -1459,6 +1482,7 @@ struct st_bad_case {
 	 */
 	u32 may_write;
 	bool rresp_first;	/* Read Responses may precede the Terminate */
+	int qp_deny;		/* rights taken from the QP in RTS first */
 };
 
 #define ST_DDP_T	RSW_TERM_LAYER_DDP, RSW_DDP_ET_TAGGED
@@ -1525,6 +1549,13 @@ static const struct st_bad_case st_bad_cases[] = {
 	  IB_WC_REM_INV_REQ_ERR },
 	{ "write STag of no MR, CRC off", st_b_write_no_mr,
 	  ST_DDP_T, RSW_DDP_EC_T_INVALID_STAG, D_YES, false, ST_FLUSH, true },
+	/* Regressions (issue 10, defect 8): the QP's own access flags. */
+	{ "write to QP without REMOTE_WRITE", st_b_write_qp_denied,
+	  ST_DDP_T, RSW_DDP_EC_T_STAG_NOT_ASSOC, D_YES, false, ST_FLUSH,
+	  .qp_deny = IB_ACCESS_REMOTE_WRITE },
+	{ "read request to QP without REMOTE_READ", st_b_rreq_qp_denied,
+	  ST_RDMAP_PROT, RSW_RDMAP_EC_ACCESS, D_YES, false, ST_FLUSH,
+	  .qp_deny = IB_ACCESS_REMOTE_READ },
 };
 
 static void st_bad_desc(const struct st_bad_case *c, char *desc)
@@ -1678,6 +1709,8 @@ static void st_hostile(struct kunit *test)
 	int ulpdu;
 
 	KUNIT_ASSERT_NOT_NULL(test, t);
+	if (c->qp_deny)
+		st_qp_access(test, x->e, ST_QP_RIGHTS & ~c->qp_deny);
 	c->build(x);
 	KUNIT_ASSERT_EQ(test, st_send_all(x->raw, x->frame, x->frame_len),
 			(int)x->frame_len);
@@ -1926,6 +1959,44 @@ static void st_peer_rtr(struct kunit *test)
 	st_expect_eof(test, x);
 }
 
+/*
+ * Regression (issue 10, defect 10): a QP whose stream still runs does not
+ * go back to RESET, neither from CLOSING nor from ERROR: -EBUSY, the state
+ * unchanged.  Once the streams reported their end, RESET is allowed.  The
+ * streams are attached but not started, so they stay live (and do nothing)
+ * whatever state their QPs are moved to, until rsw_stream_start().
+ */
+static void st_reset_live_stream(struct kunit *test)
+{
+	struct rsw_mpa_conn conn = {
+		.rev = RSW_MPA_REV_2, .enhanced = true, .ird = 16, .ord = 16,
+	};
+	struct st_end *a = st_end_new(test, st.pd, false);
+	struct st_end *b = st_end_new(test, st.pd, false);
+	struct socket *ca, *cb;
+
+	st_tcp_pair(test, &ca, &cb);
+	st_attach(test, a, ca, &conn, true);
+	st_attach(test, b, cb, &conn, false);
+
+	KUNIT_EXPECT_EQ(test, st_modify(a, IB_QPS_SQD), 0);
+	KUNIT_EXPECT_EQ(test, st_modify(a, IB_QPS_RESET), -EBUSY);
+	KUNIT_EXPECT_EQ(test, st_state(test, a), IB_QPS_SQD);
+	KUNIT_EXPECT_EQ(test, st_modify(b, IB_QPS_ERR), 0);
+	KUNIT_EXPECT_EQ(test, st_modify(b, IB_QPS_RESET), -EBUSY);
+	KUNIT_EXPECT_EQ(test, st_state(test, b), IB_QPS_ERR);
+
+	KUNIT_EXPECT_EQ(test, st_modify(a, IB_QPS_ERR), 0);
+	rsw_stream_start(to_rsw_qp(a->qp));
+	rsw_stream_start(to_rsw_qp(b->qp));
+	KUNIT_EXPECT_TRUE_MSG(test, st_wait_closed(a), "A not closed");
+	KUNIT_EXPECT_TRUE_MSG(test, st_wait_closed(b), "B not closed");
+	KUNIT_EXPECT_EQ(test, st_modify(a, IB_QPS_RESET), 0);
+	KUNIT_EXPECT_EQ(test, st_modify(b, IB_QPS_RESET), 0);
+	KUNIT_EXPECT_EQ(test, st_state(test, a), IB_QPS_RESET);
+	KUNIT_EXPECT_EQ(test, st_state(test, b), IB_QPS_RESET);
+}
+
 static struct kunit_case st_cases[] = {
 	KUNIT_CASE_PARAM(st_lb_send, st_rtr_gen_params),
 	KUNIT_CASE_PARAM(st_lb_send_large, st_crc_gen_params),
@@ -1944,6 +2015,7 @@ static struct kunit_case st_cases[] = {
 	KUNIT_CASE_PARAM(st_peer_terminate, st_term_gen_params),
 	KUNIT_CASE(st_peer_write_then_reset),
 	KUNIT_CASE_PARAM(st_peer_rtr, st_rtr_gen_params),
+	KUNIT_CASE(st_reset_live_stream),
 	{}
 };
 

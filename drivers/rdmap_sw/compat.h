@@ -26,6 +26,7 @@
 #ifndef RDMAP_SW_COMPAT_H
 #define RDMAP_SW_COMPAT_H
 
+#include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/socket.h>
 #include <linux/version.h>
@@ -112,6 +113,20 @@ static inline void *rsw_virt_dma_to_ptr(u64 dma_addr)
 static inline bool rsw_have_splice_pages(void)
 {
 	return RSW_MSG_SPLICE_PAGES != 0;
+}
+
+/*
+ * Set @flags on a VMA being mapped (ops.mmap): vm_flags is written through
+ * vm_flags_set() from 6.3 on, directly before.
+ */
+static inline void rsw_vma_set_flags(struct vm_area_struct *vma,
+				     vm_flags_t flags)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+	vm_flags_set(vma, flags);
+#else
+	vma->vm_flags |= flags;
+#endif
 }
 
 #endif /* RDMAP_SW_COMPAT_H */

@@ -129,8 +129,9 @@ VISIBLE_IF_KUNIT void rsw_cq_reset(struct rsw_cq *cq, u32 start)
 EXPORT_SYMBOL_IF_KUNIT(rsw_cq_reset);
 
 /*
- * The ring is one zeroed, page-aligned vmalloc_user() buffer so that it can
- * be mapped into a process as it is.
+ * The ring is one zeroed, page-aligned vmalloc buffer so that it can be
+ * mapped into a process as it is; a user CQ's is charged to the process
+ * (umap.c), and so is its back-pointer array.
  */
 static size_t rsw_cq_ring_len(u32 size)
 {
@@ -138,9 +139,9 @@ static size_t rsw_cq_ring_len(u32 size)
 			  (size_t)size * sizeof(struct rdmap_sw_cqe));
 }
 
-static int rsw_cq_alloc_ring(struct rsw_cq *cq, u32 size)
+static int rsw_cq_alloc_ring(struct rsw_cq *cq, u32 size, bool user)
 {
-	void *buf = vmalloc_user(rsw_cq_ring_len(size));
+	void *buf = rsw_umap_alloc(rsw_cq_ring_len(size), user);
 
 	if (!buf)
 		return -ENOMEM;
@@ -258,10 +259,11 @@ static int rsw_create_cq(struct ib_cq *ibcq,
 		goto err_uncount;
 	}
 
-	ret = rsw_cq_alloc_ring(cq, roundup_pow_of_two(attr->cqe));
+	ret = rsw_cq_alloc_ring(cq, roundup_pow_of_two(attr->cqe), !!udata);
 	if (ret)
 		goto err_uncount;
-	cq->qp = kvcalloc(cq->size, sizeof(*cq->qp), GFP_KERNEL);
+	cq->qp = kvcalloc(cq->size, sizeof(*cq->qp),
+			  udata ? RSW_GFP_USER : GFP_KERNEL);
 	if (!cq->qp) {
 		ret = -ENOMEM;
 		goto err_free_ring;

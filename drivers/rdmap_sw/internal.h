@@ -58,7 +58,18 @@ __be64 rsw_guid_from_mac(const u8 *mac);
  */
 struct rsw_umap;
 /*
- * Publish @buf (vmalloc_user(), @len page aligned) to @uctx's mmap
+ * Memory a process made us allocate in a size it chose: charged to its
+ * memory cgroup, and failing (-ENOMEM) rather than OOM-killing anyone.
+ */
+#define RSW_GFP_USER (GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | __GFP_NOWARN)
+/*
+ * A zeroed buffer of @len (page aligned) that rsw_mmap() can map; charged
+ * to the caller's memory cgroup if @user (a size a process chose).  NULL
+ * if out of memory; freed with vfree() (or by the entry, once published).
+ */
+void *rsw_umap_alloc(size_t len, bool user);
+/*
+ * Publish @buf (rsw_umap_alloc(), @len page aligned) to @uctx's mmap
  * offsets: *@offset is what the process passes to mmap().  On success the
  * entry owns @buf (freed once no mapping uses it); on failure the caller
  * still does.
@@ -189,6 +200,12 @@ enum rsw_mr_err rsw_mr_get_sge(struct rsw_device *rsw, struct ib_pd *pd,
 			       const struct ib_sge *sge, bool write,
 			       struct rsw_mr_ref *ref);
 void rsw_mr_ref_put(struct rsw_mr_ref *ref);
+/*
+ * The registered MR whose index is that of @stag, whatever its key (the
+ * key changes with every fast registration), with a reference that
+ * rsw_mr_put() drops; NULL once dereg_mr unpublished it.  Any context.
+ */
+struct rsw_mr *rsw_mr_find_index(struct rsw_device *rsw, u32 stag);
 void rsw_mr_put(struct rsw_mr *mr);
 /*
  * Visit [@to, @to + @len) of @ref's MR as (page, offset, length) pieces
@@ -312,6 +329,13 @@ void rsw_qp_set_error(struct rsw_qp *qp);
 struct rsw_stream;
 int rsw_qp_attach_stream(struct rsw_qp *qp, struct rsw_stream *s, u32 ird,
 			 u32 ord);
+/*
+ * The attached stream is over (QP in ERROR, its work flushed or completed,
+ * socket released) and takes, places and completes no more: from now on
+ * the QP may go back to RESET.  The stream still drops its reference with
+ * rsw_qp_put() afterwards.  Any context; takes the QP locks.
+ */
+void rsw_qp_stream_done(struct rsw_qp *qp);
 /*
  * TX engine (runs only while a stream is attached, i.e. in RTS): take the
  * next send WQE.  RSW_SQ_WIRE: *@sqe is a private copy of it, ticket *@idx,

@@ -179,6 +179,19 @@ static struct rsw_mr *rsw_mr_find(struct rsw_device *rsw, u32 stag)
 	return mr;
 }
 
+struct rsw_mr *rsw_mr_find_index(struct rsw_device *rsw, u32 stag)
+{
+	struct rsw_mr *mr;
+
+	rcu_read_lock();
+	mr = xa_load(&rsw->mrs.xa, rsw_stag_index(stag));
+	if (mr && !refcount_inc_not_zero(&mr->ref))
+		mr = NULL;
+	rcu_read_unlock();
+	return mr;
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_mr_find_index);
+
 /*
  * Is [to, to + len) inside [iova, iova + length)?  A non-empty range whose
  * last byte would lie beyond 2^64 - 1 is a TO wrap; an empty one must

@@ -38,6 +38,13 @@
  *                free the rings; ib_core frees the object after it returns.
  * A post racing with destroy_qp either finishes before the QP is marked
  * dead (its entries are then discarded) or fails with -EINVAL.
+ *   the stream  attached by the CM (rsw_qp_attach_stream()), holds its own
+ *                reference and is live (stream_live) until it ended and
+ *                said so (rsw_qp_stream_done()); until then the QP does not
+ *                go back to RESET.
+ *   MRs          a queued REG_MR holds no MR: it names it by the index of
+ *                its key and finds it again, with a reference held for the
+ *                registration only, when it executes (rsw_sq_exec_reg()).
  *
  * Locks, all irqsave: qp->lock -> sq.lock -> rq.lock -> rsw_cq.prod_lock.
  * qp->state and qp->dead change only with all three QP locks held, so
@@ -118,14 +125,10 @@ static int rsw_sq_opcode(enum ib_wr_opcode ib)
 /* --------------------------------------------------------- work queues */
 
 /*
- * The ring buffer of @wq (size and wqe_size set): zeroed and mappable; a
- * user queue's starts with the ABI's control page.  Sets buf, buf_len,
- * uctrl and ring only on success.
- */
-/*
- * The buffer of a ring of @bytes, with the ABI's control page first if
- * @user (mapped by the process: vmalloc_user zeroes it).  Work queues and
- * shared receive queues alike.
+ * The zeroed, mappable buffer of a ring of @bytes, with the ABI's control
+ * page first if @user (mapped by the process, and charged to it: see
+ * umap.c).  Work queues and shared receive queues alike.  Sets buf,
+ * buf_len, uctrl and ring only on success.
  */
 int rsw_ring_alloc(size_t bytes, bool user, void **buf, size_t *buf_len,
 		   struct rdmap_sw_wq_ctrl **uctrl, void **ring)
@@ -133,7 +136,7 @@ int rsw_ring_alloc(size_t bytes, bool user, void **buf, size_t *buf_len,
 	size_t off = user ? RDMAP_SW_WQ_RING_OFFSET : 0;
 
 	*buf_len = PAGE_ALIGN(off + bytes);
-	*buf = vmalloc_user(*buf_len);
+	*buf = rsw_umap_alloc(*buf_len, user);
 	if (!*buf)
 		return -ENOMEM;
 	*uctrl = user ? *buf : NULL;
@@ -162,7 +165,8 @@ static int rsw_wq_alloc(struct rsw_wq *wq, u32 wr, u32 sge, size_t wqe_size,
 	ret = rsw_wq_alloc_buf(wq, user);
 	if (ret)
 		return ret;
-	wq->slot = kvcalloc(wq->size, sizeof(*wq->slot), GFP_KERNEL);
+	wq->slot = kvcalloc(wq->size, sizeof(*wq->slot),
+			    user ? RSW_GFP_USER : GFP_KERNEL);
 	if (!wq->slot) {
 		vfree(wq->buf);
 		return -ENOMEM;
@@ -480,11 +484,20 @@ static void rsw_qp_unlock_queues(struct rsw_qp *qp)
 /*
  * One function per target state; each runs with all three QP locks held
  * once rsw_qp_transition() allowed the move and may still refuse it.
+ *
+ * Back to IDLE (RESET) from CLOSING or ERROR only once the stream is over:
+ * a QP in RESET with a live stream would have its connection take, place
+ * and complete work in a state that has none.  The move is legal in
+ * itself, only not yet: entering ERROR (or the close in CLOSING) ends the
+ * stream on its own shortly, so the answer is -EBUSY (try again), not the
+ * -EINVAL of a transition that is never allowed.
  */
 static int rsw_qp_enter_idle(struct rsw_qp *qp, enum ib_qp_state to)
 {
 	struct rsw_wq *sq = &qp->sq, *rq = &qp->rq;
 
+	if (qp->state != RSW_QPS_IDLE && qp->stream_live)
+		return -EBUSY;
 	switch (qp->state) {
 	case RSW_QPS_IDLE:
 		break;
@@ -647,6 +660,7 @@ int rsw_qp_attach_stream(struct rsw_qp *qp, struct rsw_stream *s, u32 ird,
 	rsw_qp_lock_queues(qp);
 	if (!qp->dead && !qp->stream && qp->state == RSW_QPS_IDLE) {
 		qp->stream = s;
+		qp->stream_live = true;
 		qp->state = RSW_QPS_RTS;
 		qp->ird = ird;
 		qp->ord = ord;
@@ -657,6 +671,18 @@ int rsw_qp_attach_stream(struct rsw_qp *qp, struct rsw_stream *s, u32 ird,
 	return ret;
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_qp_attach_stream);
+
+void rsw_qp_stream_done(struct rsw_qp *qp)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	rsw_qp_lock_queues(qp);
+	qp->stream_live = false;
+	rsw_qp_unlock_queues(qp);
+	spin_unlock_irqrestore(&qp->lock, flags);
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_qp_stream_done);
 
 /* ----------------------------------------------------------- post_send */
 
@@ -733,8 +759,16 @@ static int rsw_sqe_op_fields(struct rsw_qp *qp, const struct ib_send_wr *wr,
 		sqe->raddr = rdma_wr(wr)->remote_addr;
 		break;
 	case RDMAP_SW_WR_REG_MR:
+		/*
+		 * The MR is the caller's only until post_send returns: keep
+		 * its name (the index of the key, which must be the MR's)
+		 * and the pointer as an identity to compare, never to follow
+		 * (rsw_sq_exec_reg()).
+		 */
 		if (!reg_wr(wr)->mr ||
-		    reg_wr(wr)->mr->device != qp->base.device)
+		    reg_wr(wr)->mr->device != qp->base.device ||
+		    rsw_stag_index(reg_wr(wr)->key) !=
+		    rsw_stag_index(reg_wr(wr)->mr->lkey))
 			return -EINVAL;
 		sqe->mr = (uintptr_t)reg_wr(wr)->mr;
 		sqe->reg_key = reg_wr(wr)->key;
@@ -1192,20 +1226,41 @@ void rsw_qp_sq_complete(struct rsw_qp *qp, u32 idx, u8 status, u32 byte_len)
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_qp_sq_complete);
 
+/*
+ * Execute REG_MR.  The consumer may have deregistered the MR since it
+ * posted the request, so the MR is looked up again by the index of the
+ * new key, under a reference held while it is registered: a deregistered
+ * MR is not found (LOC_PROT_ERR), and one that took its index since is
+ * told apart by the identity kept at post time.  The pointer in the entry
+ * is never followed.  (A dereg_mr racing with this very registration may
+ * leave its unpublished MR marked valid: no lookup reaches it any more.)
+ */
+static u8 rsw_sq_exec_reg(struct rsw_qp *qp, const struct rdmap_sw_sqe *sqe)
+{
+	struct rsw_mr *mr = rsw_mr_find_index(qp->rsw, sqe->reg_key);
+	struct ib_reg_wr reg = {
+		.key = sqe->reg_key,
+		.access = sqe->reg_access,
+	};
+	u8 status = RDMAP_SW_WC_LOC_PROT_ERR;
+
+	if (!mr)
+		return status;
+	reg.mr = &mr->ibmr;
+	if ((uintptr_t)reg.mr == sqe->mr && !rsw_mr_fastreg(qp->base.pd, &reg))
+		status = RDMAP_SW_WC_SUCCESS;
+	rsw_mr_put(mr);
+	return status;
+}
+
 /* Execute REG_MR or LOCAL_INV; the completion status. */
 static u8 rsw_sq_exec_local(struct rsw_qp *qp, const struct rdmap_sw_sqe *sqe)
 {
 	struct ib_pd *pd = qp->base.pd;
-	struct ib_reg_wr reg = {};
 
 	switch (sqe->opcode) {
 	case RDMAP_SW_WR_REG_MR:
-		reg.mr = (struct ib_mr *)(uintptr_t)sqe->mr;
-		reg.key = sqe->reg_key;
-		reg.access = sqe->reg_access;
-		if (rsw_mr_fastreg(pd, &reg))
-			return RDMAP_SW_WC_LOC_PROT_ERR;
-		return RDMAP_SW_WC_SUCCESS;
+		return rsw_sq_exec_reg(qp, sqe);
 	case RDMAP_SW_WR_LOCAL_INV:
 		if (rsw_mr_invalidate_local(qp->rsw, pd, sqe->inv_stag))
 			return RDMAP_SW_WC_LOC_PROT_ERR;
@@ -1562,7 +1617,7 @@ static int rsw_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		rsw_qp_kick_stream(qp);
 	if (!ret) {
 		if (mask & IB_QP_ACCESS_FLAGS)
-			qp->access = attr->qp_access_flags;
+			WRITE_ONCE(qp->access, attr->qp_access_flags);
 		if (mask & IB_QP_MAX_QP_RD_ATOMIC)
 			qp->ord = attr->max_rd_atomic;
 		if (mask & IB_QP_MAX_DEST_RD_ATOMIC)

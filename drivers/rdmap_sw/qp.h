@@ -179,6 +179,13 @@ struct rsw_qp {
 	 * all three locks, freed by destroy_qp after the last reference.
 	 */
 	struct rsw_stream *stream;
+	/*
+	 * The stream has not ended yet (it may still take, place and
+	 * complete work): set by rsw_qp_attach_stream(), cleared by
+	 * rsw_qp_stream_done(), both under all three locks.  No way back
+	 * to IDLE while it is set.
+	 */
+	bool stream_live;
 };
 
 static inline struct rsw_qp *to_rsw_qp(struct ib_qp *ibqp)

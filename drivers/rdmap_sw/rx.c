@@ -35,6 +35,23 @@
  *  - MSN behind the window: DDP untagged, MSN range invalid; MSN past it
  *    (no buffer posted yet): DDP untagged, no buffer available.
  *
+ * QP access rights (the verbs' IB_QP_ACCESS_FLAGS, rsw_rx_config.qp_access)
+ * gate the peer's accesses to our memory before any STag is looked at:
+ *  - a Write segment with payload on a QP without IB_ACCESS_REMOTE_WRITE:
+ *    DDP, tagged buffer error, STag not associated with DDP Stream.  A
+ *    Write is checked by DDP (RFC 5041 section 7.2), whose tagged buffer
+ *    errors have no access rights code, and RFC 5040 Figure 10 allows the
+ *    RDMAP Remote Protection Error type only for Read Requests and Sends
+ *    with Invalidate.  The STag may be valid and grant the right, but this
+ *    stream may write into no buffer: it is the association of the STag
+ *    with the stream, for this access, that is missing;
+ *  - a Read Request of non-zero size on a QP without IB_ACCESS_REMOTE_READ:
+ *    RDMAP, Remote Protection Error, access rights violation (RFC 5040
+ *    section 7.2), with the Read Request header in the Terminate.
+ * Zero-length ones read or write no octet (the RFC 6581 ready-to-receive
+ * messages among them) and pass.  Atomics have no QP-level gate (iw_cm
+ * never grants IB_ACCESS_REMOTE_ATOMIC to a QP).
+ *
  * CRC.  Each octet is fed to CRC32c right before it is handed on (header
  * octets as they are collected, payload piece by piece just before its
  * placement), so every octet is read from the socket buffer once while it
@@ -68,6 +85,7 @@ struct rsw_rx_in {
 static enum rsw_rx_state rsw_rx_check_tagged(struct rsw_rx *rx);
 static enum rsw_rx_state rsw_rx_check_untagged(struct rsw_rx *rx);
 static enum rsw_rx_state rsw_rx_check_term(struct rsw_rx *rx);
+static enum rsw_rx_state rsw_rx_check_rreq(struct rsw_rx *rx);
 
 #define RSW_RX_TAGGED(op)						\
 	[op] = { .hdr_len = sizeof(struct rsw_ddp_tagged), .tagged = true, \
@@ -83,7 +101,7 @@ static const struct rsw_rx_opinfo rsw_rx_opinfo[RSW_OP_NUM] = {
 	RSW_RX_TAGGED(RSW_OP_WRITE),
 	[RSW_OP_READ_REQ] = { .hdr_len = sizeof(struct rsw_hdr_rreq),
 			      .enabled = true, .qn = RSW_QN_READ_REQ,
-			      .check = rsw_rx_check_untagged },
+			      .check = rsw_rx_check_rreq },
 	RSW_RX_TAGGED(RSW_OP_READ_RESP),
 	RSW_RX_SEND(RSW_OP_SEND, false),
 	RSW_RX_SEND(RSW_OP_SEND_INV, true),
@@ -167,6 +185,12 @@ static enum rsw_rx_state rsw_rx_fail_untagged(struct rsw_rx *rx, u8 ecode)
 /* -------------------------------------------------------------------------
  * Header.
  */
+
+/* Does the QP grant the peer @right (IB_ACCESS_REMOTE_*) right now? */
+static bool rsw_rx_qp_grants(const struct rsw_rx *rx, u32 right)
+{
+	return !rx->cfg.qp_access || READ_ONCE(*rx->cfg.qp_access) & right;
+}
 
 /* ULPDU_Length + 2: the octets from ULPDU_Length to the end of the ULPDU. */
 static u32 rsw_rx_ulpdu_end(const struct rsw_rx *rx)
@@ -252,6 +276,10 @@ static enum rsw_rx_state rsw_rx_check_tagged(struct rsw_rx *rx)
 	rsw_rx_seg_init(rx, rx->want);
 	rx->seg.stag = be32_to_cpu(t->stag);
 	rx->seg.to = be64_to_cpu(t->to);
+	if (rx->seg.opcode == RSW_OP_WRITE && rx->seg.payload_len &&
+	    !rsw_rx_qp_grants(rx, IB_ACCESS_REMOTE_WRITE))
+		return rsw_rx_fail(rx, RSW_TERM_LAYER_DDP, RSW_DDP_ET_TAGGED,
+				   RSW_DDP_EC_T_STAG_NOT_ASSOC);
 	return rsw_rx_hdr_done(rx);
 }
 
@@ -299,6 +327,18 @@ static enum rsw_rx_state rsw_rx_check_untagged(struct rsw_rx *rx)
 	if (rx->op->inval)
 		rx->seg.inval_stag = be32_to_cpu(u->inval_stag);
 	return rsw_rx_untagged_window(rx);
+}
+
+/* A Read Request: the DDP checks, then the QP's remote read right. */
+static enum rsw_rx_state rsw_rx_check_rreq(struct rsw_rx *rx)
+{
+	enum rsw_rx_state next = rsw_rx_check_untagged(rx);
+
+	if (next == RSW_RX_ERROR || !rx->hdr.rreq.rreq.read_size ||
+	    rsw_rx_qp_grants(rx, IB_ACCESS_REMOTE_READ))
+		return next;
+	return rsw_rx_fail(rx, RSW_TERM_LAYER_RDMAP, RSW_RDMAP_ET_REMOTE_PROT,
+			   RSW_RDMAP_EC_ACCESS);
 }
 
 /*

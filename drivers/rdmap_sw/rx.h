@@ -144,6 +144,12 @@ struct rsw_rx_config {
 	bool crc;		/* MPA CRC negotiated: check every trailer */
 	bool markers;		/* MPA Markers negotiated: not supported */
 	u16 max_ulpdu;		/* longest ULPDU accepted (MPA/LLP error above) */
+	/*
+	 * The QP's IB_QP_ACCESS_FLAGS (rsw_qp.access), read at every Write
+	 * and Read Request header, since modify_qp may change them at any
+	 * time; NULL grants every right (a parser without a QP).
+	 */
+	const u32 *qp_access;
 };
 
 struct rsw_rx_opinfo;

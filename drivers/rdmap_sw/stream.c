@@ -679,6 +679,7 @@ static void rsw_stream_end(struct rsw_stream *s, bool abort)
 		sock_no_linger(s->sock->sk);
 	sock_release(s->sock);
 	s->sock = NULL;
+	rsw_qp_stream_done(qp);
 	if (s->ops && s->ops->closed)
 		s->ops->closed(s->ctx, s->status);
 	rsw_qp_put(qp);
@@ -856,6 +857,7 @@ static int rsw_stream_setup(struct rsw_stream *s, struct rsw_qp *qp)
 	struct rsw_rx_config rcfg = {
 		.crc = s->conn.crc,
 		.max_ulpdu = U16_MAX,
+		.qp_access = &qp->access,
 	};
 	int ret;
 

@@ -1,16 +1,28 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Mappings of kernel rings into a process: the CQ ring and the send and
- * receive queues of user QPs, each one vmalloc_user() buffer published to
- * the process as an rdma_user_mmap_entry of its ucontext.
+ * receive queues of user QPs and SRQs, each one zeroed vmalloc buffer
+ * (rsw_umap_alloc()) published to the process as an rdma_user_mmap_entry
+ * of its ucontext.
+ *
+ * Accounting.  The process chooses the sizes, so what it makes the kernel
+ * allocate for it is charged to its memory cgroup (RSW_GFP_USER: rings
+ * here, the slot shadows and CQ back-pointers in qp.c and cq.c).  A
+ * process over its memory.max gets -ENOMEM at create time instead of
+ * taking memory from kernel ULPs; the request fails rather than wake the
+ * OOM killer, as it is one the caller can simply not make.  vmalloc_user() takes no gfp flags, so
+ * the buffer comes from __vmalloc() without VM_USERMAP, which
+ * remap_vmalloc_range() insists on: rsw_mmap() inserts the pages one by one
+ * (vm_insert_page(), exported on 6.1 and 6.12), which is what
+ * remap_vmalloc_range() does inside.
  *
  * Lifetime.  The object that owns the ring (CQ, QP) creates the entry
  * with rsw_umap_insert(), which takes over the buffer, and removes it when
  * the object is destroyed with rsw_umap_remove(); ib_core frees the entry
  * through ops.mmap_free once no mmap() is using it any more, and only
  * then is the buffer released.  Pages already mapped into a process are
- * held by its page tables (remap_vmalloc_range() takes a reference on
- * each), so a process that keeps a mapping past destroy, or past device
+ * held by its page tables (vm_insert_page() takes a reference on each),
+ * so a process that keeps a mapping past destroy, or past device
  * removal (ib_core's disassociation destroys the objects first), keeps a
  * private, dead copy and never reaches freed memory.
  */
@@ -22,13 +34,22 @@
 
 struct rsw_umap {
 	struct rdma_user_mmap_entry base;
-	void *buf;		/* vmalloc_user(), freed with the entry */
+	void *buf;		/* rsw_umap_alloc(), freed with the entry */
 	size_t len;		/* page aligned */
 };
 
 static struct rsw_umap *to_rsw_umap(struct rdma_user_mmap_entry *e)
 {
 	return container_of(e, struct rsw_umap, base);
+}
+
+void *rsw_umap_alloc(size_t len, bool user)
+{
+	gfp_t gfp = (user ? RSW_GFP_USER : GFP_KERNEL) | __GFP_ZERO;
+
+	if (WARN_ON_ONCE(!PAGE_ALIGNED(len) || !len))
+		return NULL;
+	return __vmalloc(len, gfp);
 }
 
 struct rsw_umap *rsw_umap_insert(struct ib_ucontext *uctx, void *buf,
@@ -58,6 +79,27 @@ void rsw_umap_remove(struct rsw_umap *um)
 	rdma_user_mmap_entry_remove(&um->base);
 }
 
+/*
+ * Insert every page of @um into @vma, which rdma_user_mmap_entry_get()
+ * found to be exactly as long.  A failure part way leaves the pages
+ * inserted so far to the unmapping of the VMA that mmap() does on error.
+ */
+static int rsw_umap_insert_pages(struct rsw_umap *um,
+				 struct vm_area_struct *vma)
+{
+	size_t off;
+	int ret;
+
+	rsw_vma_set_flags(vma, VM_DONTEXPAND | VM_DONTDUMP);
+	for (off = 0; off < um->len; off += PAGE_SIZE) {
+		ret = vm_insert_page(vma, vma->vm_start + off,
+				     vmalloc_to_page(um->buf + off));
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 /* ops.mmap: map a whole entry, shared, as it was inserted. */
 int rsw_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 {
@@ -71,7 +113,7 @@ int rsw_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 	if (vma->vm_flags & VM_EXEC)
 		ret = -EPERM;
 	else
-		ret = remap_vmalloc_range(vma, to_rsw_umap(e)->buf, 0);
+		ret = rsw_umap_insert_pages(to_rsw_umap(e), vma);
 	rdma_user_mmap_entry_put(e);
 	return ret;
 }

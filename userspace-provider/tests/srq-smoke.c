@@ -175,16 +175,7 @@ static void connect_pair(int i)
 
 	if (rdma_create_id(g.ch, &c->cid, NULL, RDMA_PS_TCP))
 		die("rdma_create_id (client)");
-	if (rdma_resolve_addr(c->cid, NULL, (struct sockaddr *)&g.addr, 5000) ||
-	    !wait_cm_on(g.ch, RDMA_CM_EVENT_ADDR_RESOLVED, c->cid, NULL))
-		die("rdma_resolve_addr");
-	if (rdma_resolve_route(c->cid, 5000) ||
-	    !wait_cm_on(g.ch, RDMA_CM_EVENT_ROUTE_RESOLVED, c->cid, NULL))
-		die("rdma_resolve_route");
-	if (c->cid->verbs != g.ctx) {
-		errno = EXDEV;
-		die("client on another device context");
-	}
+	resolve_on(g.ch, c->cid, NULL, &g.addr, g.ctx);
 	c->ccq = new_cq(32);
 	cattr.send_cq = cattr.recv_cq = c->ccq;
 	if (rdma_create_qp(c->cid, g.pd, &cattr))

@@ -127,6 +127,27 @@ static struct rdma_cm_id *listen_on(struct rdma_event_channel **ch,
 	return id;
 }
 
+/*
+ * Resolve @id's address (from @src, any if NULL) and route to @dst on the
+ * device that @ctx opened (the id's events come on @ch), or die.
+ */
+static inline void resolve_on(struct rdma_event_channel *ch,
+			      struct rdma_cm_id *id, struct sockaddr_in *src,
+			      struct sockaddr_in *dst, struct ibv_context *ctx)
+{
+	if (rdma_resolve_addr(id, (struct sockaddr *)src,
+			      (struct sockaddr *)dst, 5000) ||
+	    !wait_cm_on(ch, RDMA_CM_EVENT_ADDR_RESOLVED, id, NULL))
+		die("rdma_resolve_addr");
+	if (rdma_resolve_route(id, 5000) ||
+	    !wait_cm_on(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, id, NULL))
+		die("rdma_resolve_route");
+	if (id->verbs != ctx) {
+		errno = EXDEV;
+		die("client on another device context");
+	}
+}
+
 /* One completion from @cq; on timeout *@wc says GENERAL_ERR, wr_id ~0. */
 static bool poll_one(struct ibv_cq *cq, struct ibv_wc *wc)
 {

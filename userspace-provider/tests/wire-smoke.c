@@ -345,17 +345,7 @@ static void connect_pair(void)
 	 */
 	src = g.addr;
 	src.sin_port = htons(time_wait_port(&g.addr));
-	if (rdma_resolve_addr(g.cid, (struct sockaddr *)&src,
-			      (struct sockaddr *)&g.addr, 5000) ||
-	    !wait_cm_on(g.ech, RDMA_CM_EVENT_ADDR_RESOLVED, g.cid, NULL))
-		die("rdma_resolve_addr");
-	if (rdma_resolve_route(g.cid, 5000) ||
-	    !wait_cm_on(g.ech, RDMA_CM_EVENT_ROUTE_RESOLVED, g.cid, NULL))
-		die("rdma_resolve_route");
-	if (g.cid->verbs != g.ctx) {
-		errno = EXDEV;
-		die("client on another device context");
-	}
+	resolve_on(g.ech, g.cid, &src, &g.addr, g.ctx);
 	ret = rdma_create_qp_ex(g.cid, &cattr);
 	if (!check(!ret && caps_ok(&cattr.cap),
 		   "client QP (ibv_qp_ex): %s, sge %u/%u inline %u",
