@@ -719,7 +719,12 @@ static enum rsw_mr_err rsw_mr_invalidate(struct rsw_device *rsw,
 		write_lock_bh(&mr->lock);
 		err = rsw_mr_invalidate_locked(mr, stag, remote);
 		write_unlock_bh(&mr->lock);
-		if (!err)
+		/*
+		 * A peer's invalidation arrives in the receive path, which
+		 * must not sleep: it revokes access but does not wait for
+		 * pieces other streams collected before (left open).
+		 */
+		if (!err && !remote)
 			rsw_mr_wait_tx(mr);
 	}
 	rsw_mr_put(mr);
