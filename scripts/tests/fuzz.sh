@@ -73,8 +73,9 @@ step "fuzz-peer: $CASES cases from $FIRST, seed $SEED"
 # at its own bounds (seconds), so this limit only catches a hung program.
 LIMIT=$((CASES / 2 + 300))
 rc=0
+read -ra extra <<<"${RSW_FUZZ_ARGS:-}"
 fuzz_run main --seed "$SEED" --first "$FIRST" --cases "$CASES" \
-	--batch "$BATCH" ${RSW_FUZZ_ARGS:-} || rc=$?
+	--batch "$BATCH" "${extra[@]}" || rc=$?
 [ "$rc" -eq 0 ] || fail "fuzz-peer seed $SEED: exit $rc (see $OUT/main.log;" \
 	"rerun a case with RSW_FUZZ_SEED=$SEED RSW_FUZZ_FIRST=<case> RSW_FUZZ_CASES=1)"
 ok "$CASES cases, no failure"

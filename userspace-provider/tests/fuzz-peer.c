@@ -187,6 +187,7 @@ struct kase {
 	struct rdma_cm_id *sid;
 	bool cr, established, disconnected, cm_error, qp_err;
 	int fd;
+	uint16_t lport;		/* the attacker's TCP port */
 	bool rx_eof, rx_hold, sent_all, closed;
 	struct buf rx;
 	size_t rx_at;		/* parsed up to here */
@@ -210,7 +211,7 @@ struct kase {
 
 static struct {
 	uint64_t cases, failed, by_exp[4], by_end[7], terms, term_bad;
-	uint64_t mpa_muts, rejected_mpa, established;
+	uint64_t mpa_muts, stale_cr, established;
 	double t_start;
 } st;
 
@@ -1292,11 +1293,16 @@ static void cm_event(struct kase *k, struct rdma_cm_event *ev,
 
 	switch (ev->event) {
 	case RDMA_CM_EVENT_CONNECT_REQUEST:
-		if (!k->sid) {
+		/* A request of a former case's connection: refused. */
+		if (ntohs(rdma_get_dst_port(ev->id)) != k->lport) {
+			*extra = ev->id;
+			st.stale_cr++;
+		} else if (!k->sid) {
 			k->sid = ev->id;
 			k->cr = true;
 		} else {
-			*extra = ev->id;	/* not ours: refuse it */
+			*extra = ev->id;
+			kfail(k, "a second connection request");
 		}
 		break;
 	case RDMA_CM_EVENT_ESTABLISHED:
@@ -1362,7 +1368,6 @@ static void pump(struct kase *k, int ms)
 		if (extra) {
 			rdma_reject(extra, NULL, 0);
 			rdma_destroy_id(extra);
-			kfail(k, "a second connection request");
 		}
 	}
 	cq_drain(k);
@@ -1424,6 +1429,7 @@ static bool attacker_connect(struct kase *k)
 		.sin_port = htons((uint16_t)(o.port + (k->crc_param ? 0 : 2))),
 	};
 	struct timeval tv = { 3, 0 };
+	socklen_t alen = sizeof(a);
 	int one = 1, small = 2048;
 
 	inet_pton(AF_INET, o.ip, &a.sin_addr);
@@ -1440,6 +1446,9 @@ static bool attacker_connect(struct kase *k)
 		k->fd = -1;
 		return false;
 	}
+	if (getsockname(k->fd, (struct sockaddr *)&a, &alen))
+		die("getsockname");
+	k->lport = ntohs(a.sin_port);
 	return true;
 }
 
@@ -1482,7 +1491,7 @@ static void victim_accept(struct kase *k)
 
 static bool got_cr(struct kase *k)
 {
-	return k->cr || k->rx_eof || k->reply_seen;
+	return k->cr || k->rx_eof || k->reply_seen || k->closed;
 }
 
 static bool got_reply(struct kase *k)
@@ -1984,9 +1993,10 @@ static void print_summary(void)
 
 	printf("# seed %" PRIu64 ": %" PRIu64 " cases in %.1f s (%.1f/s), "
 	       "%" PRIu64 " failed; %" PRIu64 " established, %" PRIu64
-	       " MPA mutations, %" PRIu64 " Terminates received\n", o.seed,
-	       st.cases, t, st.cases / (t > 0 ? t : 1), st.failed,
-	       st.established, st.mpa_muts, st.terms);
+	       " MPA mutations, %" PRIu64 " Terminates received, %" PRIu64
+	       " late connection requests\n", o.seed, st.cases, t,
+	       st.cases / (t > 0 ? t : 1), st.failed, st.established,
+	       st.mpa_muts, st.terms, st.stale_cr);
 	for (i = 0; i < 4; i++)
 		printf("#   expect %-9s %" PRIu64 "\n", exp_name[i],
 		       st.by_exp[i]);
