@@ -12,6 +12,8 @@
 #   RSW_FUZZ_CASES   number of cases (default 1000; RSW_STRESS=1: 50000)
 #   RSW_FUZZ_SEED    run seed (default: the clock; printed either way)
 #   RSW_FUZZ_FIRST   first case index (default 0)
+#   RSW_FUZZ_JOBS    fuzz-peer processes at once (default 4): a case spends
+#                    most of its time waiting (connection set-up, teardown)
 #   RSW_FUZZ_REGRESS 1: also replay scripts/tests/fuzz-regress.list, the
 #                    cases that found bugs (they fail until those are fixed)
 #   RSW_FUZZ_ARGS    more fuzz-peer options (--keep-going, -v ...)
@@ -20,7 +22,7 @@
 # Per case fuzz-peer checks the victim QP, guard bytes, the read-only MRs,
 # a control connection and (every 50 cases) the device's object counts;
 # per batch the kernel log (RSW_BUG_RE) and kmemleak.  The case being run
-# is kept, fsync'ed, in $RSW_RUN/fuzz-current.hex (what a guest crash
+# is kept, fsync'ed, in $RSW_RUN/fuzz-current.hex.<worker> (what a crash
 # leaves behind); failing cases go to $RSW_RUN/fuzz-fail/.
 # shellcheck source=scripts/tests/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -39,6 +41,7 @@ else
 fi
 SEED=${RSW_FUZZ_SEED:-$(date +%s)}
 FIRST=${RSW_FUZZ_FIRST:-0}
+JOBS=${RSW_FUZZ_JOBS:-4}
 LIST=$RSW_TOP/scripts/tests/fuzz-regress.list
 
 eval "$("$RSW_TOP/scripts/rdma-core" env)"
@@ -75,11 +78,11 @@ LIMIT=$((CASES / 2 + 300))
 rc=0
 read -ra extra <<<"${RSW_FUZZ_ARGS:-}"
 fuzz_run main --seed "$SEED" --first "$FIRST" --cases "$CASES" \
-	--batch "$BATCH" "${extra[@]}" || rc=$?
+	--batch "$BATCH" --jobs "$JOBS" "${extra[@]}" || rc=$?
 [ "$rc" -eq 0 ] || fail "fuzz-peer seed $SEED: exit $rc (see $OUT/main.log;" \
 	"rerun a case with RSW_FUZZ_SEED=$SEED RSW_FUZZ_FIRST=<case> RSW_FUZZ_CASES=1)"
 ok "$CASES cases, no failure"
-rm -f "$RSW_RUN/fuzz-current.hex"
+rm -f "$RSW_RUN"/fuzz-current.hex*
 
 if [ "${RSW_FUZZ_REGRESS:-}" = 1 ] && [ -r "$LIST" ]; then
 	step "fuzz-peer: regression cases ($LIST)"

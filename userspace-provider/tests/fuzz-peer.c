@@ -15,6 +15,9 @@
  *     --kmemleak      scan /sys/kernel/debug/kmemleak after each batch
  *     --count-every N compare the device's object counts (rdma res) with the
  *                     baseline every N cases (default 50; 0: at the end only)
+ *     --jobs N        run each batch in N processes at once, each with its
+ *                     own victim on PORT + 10 * worker (default 1); the
+ *                     object counts are then compared between batches
  *     --keep-going    do not stop at the first failing case
  *     -v              print every case
  *
@@ -67,6 +70,7 @@
 #include <sys/klog.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -121,9 +125,11 @@ static struct {
 	const char *dev, *ip, *save, *fail_dir, *bug_re;
 	int port, verbose;
 	uint64_t seed, first, cases;
-	unsigned int batch, count_every;
+	unsigned int batch, count_every, jobs;
 	bool kmemleak, keep_going;
-} o = { .cases = 100, .batch = 500, .count_every = 50 };
+} o = { .cases = 100, .batch = 500, .count_every = 50, .jobs = 1 };
+
+#define MAX_JOBS	16
 
 /* The victim: everything that lives across cases. */
 static struct {
@@ -1969,7 +1975,8 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: fuzz-peer [--seed S] [--first I] [--cases N] "
 		"[--save FILE] [--fail-dir DIR] [--batch N] [--bug-re RE] "
-		"[--kmemleak] [--count-every N] [--keep-going] [-v] DEVICE IP "
+		"[--kmemleak] [--count-every N] [--jobs N] [--keep-going] [-v] "
+		"DEVICE IP "
 		"PORT\n");
 	exit(2);
 }
@@ -1982,6 +1989,7 @@ static void parse_opts(int argc, char **argv)
 		{ "fail-dir", 1, NULL, 'F' }, { "batch", 1, NULL, 'b' },
 		{ "bug-re", 1, NULL, 'r' }, { "kmemleak", 0, NULL, 'k' },
 		{ "count-every", 1, NULL, 'c' }, { "keep-going", 0, NULL, 'K' },
+		{ "jobs", 1, NULL, 'j' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -1999,6 +2007,7 @@ static void parse_opts(int argc, char **argv)
 		case 'k': o.kmemleak = true; break;
 		case 'c': o.count_every = (unsigned int)atoi(optarg); break;
 		case 'K': o.keep_going = true; break;
+		case 'j': o.jobs = (unsigned int)atoi(optarg); break;
 		case 'v': o.verbose++; break;
 		default: usage();
 		}
@@ -2012,6 +2021,8 @@ static void parse_opts(int argc, char **argv)
 		usage();
 	if (!o.batch)
 		o.batch = 500;
+	if (!o.jobs || o.jobs > MAX_JOBS)
+		usage();
 }
 
 static void print_summary(void)
@@ -2035,18 +2046,67 @@ static void print_summary(void)
 		printf("#   end %-30s %" PRIu64 "\n", end_name[i], st.by_end[i]);
 }
 
-int main(int argc, char **argv)
+/* Worker @j: the cases of [@from, @to) with index = @j modulo --jobs. */
+static int worker(unsigned int j, uint64_t from, uint64_t to)
 {
-	uint64_t i, end;
+	static char save[512];
 	bool ok = true;
-	char why[256];
+	uint64_t i;
 
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	parse_opts(argc, argv);
-	crc32c_init();
-	printf("# fuzz-peer gen %d seed %" PRIu64 " cases %" PRIu64 "..%"
-	       PRIu64 "\n", GEN_VERSION, o.seed, o.first,
-	       o.first + o.cases - 1);
+	o.port += 10 * (int)j;
+	o.count_every = 0;	/* other workers' objects come and go */
+	if (o.save) {
+		snprintf(save, sizeof(save), "%s.%u", o.save, j);
+		o.save = save;
+	}
+	victim_setup();
+	if (!control_ping(~0ULL))
+		die("control connection ping");
+	st.t_start = now_s();
+	for (i = from + j; i < to; i += o.jobs) {
+		ok &= one_case(i);
+		if (!ok && !o.keep_going)
+			break;
+	}
+	if (o.verbose)
+		print_summary();
+	fflush(stdout);
+	return ok ? 0 : 1;
+}
+
+/* One batch in --jobs processes, each with its own victim and ports. */
+static bool batch_jobs(uint64_t from, uint64_t to)
+{
+	pid_t pid[MAX_JOBS];
+	unsigned int j;
+	int status;
+	bool ok = true;
+
+	fflush(stdout);
+	for (j = 0; j < o.jobs; j++) {
+		pid[j] = fork();
+		if (pid[j] < 0)
+			die("fork");
+		if (!pid[j])
+			exit(worker(j, from, to));
+	}
+	for (j = 0; j < o.jobs; j++) {
+		if (waitpid(pid[j], &status, 0) != pid[j] ||
+		    !WIFEXITED(status) || WEXITSTATUS(status)) {
+			ok = false;
+			st.failed++;
+		}
+	}
+	st.cases += to - from;
+	return ok;
+}
+
+/* The cases in this process, one after the other. */
+static bool run_serial(void)
+{
+	uint64_t i, end = o.first + o.cases;
+	bool ok = true;
+
 	victim_setup();
 	if (!control_ping(~0ULL))
 		die("control connection ping");
@@ -2054,7 +2114,6 @@ int main(int argc, char **argv)
 		printf("# no `rdma res` counts: object counts not compared\n");
 	v.bugs_seen = bug_lines(false);
 	st.t_start = now_s();
-	end = o.first + o.cases;
 	for (i = o.first; i < end; i++) {
 		ok &= one_case(i);
 		if ((i + 1 - o.first) % o.batch == 0 || i + 1 == end)
@@ -2062,12 +2121,57 @@ int main(int argc, char **argv)
 		if (!ok && !o.keep_going)
 			break;
 	}
+	return ok;
+}
+
+/*
+ * Batches of --jobs workers; between batches, with every worker gone,
+ * the object counts must be back to what they were before the first.
+ */
+static bool run_jobs(void)
+{
+	uint64_t b, to, end = o.first + o.cases;
+	char why[256];
+	bool ok = true;
+
+	if (!res_counts(v.base))
+		printf("# no `rdma res` counts: object counts not compared\n");
+	v.bugs_seen = bug_lines(false);
+	st.t_start = now_s();
+	for (b = o.first; b < end; b = to) {
+		to = end - b > o.batch ? b + o.batch : end;
+		ok &= batch_jobs(b, to);
+		if (!counts_ok(why, sizeof(why))) {
+			printf("FAIL batch ending at case %" PRIu64 ": %s\n", to,
+			       why);
+			ok = false;
+		}
+		ok &= batch_end(to);
+		if (!ok && !o.keep_going)
+			break;
+	}
+	return ok;
+}
+
+int main(int argc, char **argv)
+{
+	char why[256];
+	bool ok;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	parse_opts(argc, argv);
+	crc32c_init();
+	printf("# fuzz-peer gen %d seed %" PRIu64 " cases %" PRIu64 "..%"
+	       PRIu64 ", %u job(s)\n", GEN_VERSION, o.seed, o.first,
+	       o.first + o.cases - 1, o.jobs);
+	ok = o.jobs > 1 ? run_jobs() : run_serial();
 	if (!counts_ok(why, sizeof(why))) {
 		printf("FAIL at the end: %s\n", why);
 		ok = false;
 	}
 	print_summary();
 	check(ok, "fuzz-peer seed %" PRIu64 ": %" PRIu64 " cases, %" PRIu64
-	      " failed", o.seed, st.cases, st.failed);
+	      " failed%s", o.seed, st.cases, st.failed,
+	      o.jobs > 1 ? " worker(s)" : "");
 	return ok ? 0 : 1;
 }
