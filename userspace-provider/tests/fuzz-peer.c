@@ -2068,8 +2068,8 @@ static int worker(unsigned int j, uint64_t from, uint64_t to)
 		if (!ok && !o.keep_going)
 			break;
 	}
-	if (o.verbose)
-		print_summary();
+	printf("# worker %u:\n", j);
+	print_summary();
 	fflush(stdout);
 	return ok ? 0 : 1;
 }
