@@ -688,44 +688,55 @@ static void fpdu_add(struct kase *k, size_t at, size_t len)
 	}
 }
 
-/* An RDMA Write of @len octets at @stag/@to in @nseg FPDUs. */
-static void put_write(struct kase *k, uint32_t stag, uint64_t to,
-		      const uint8_t *data, uint32_t len, unsigned int nseg)
+/* Where a message goes: a Write's STag and TO, or a Send's queue. */
+struct msg_hdr {
+	unsigned int op;
+	bool tagged;
+	uint32_t stag;		/* tagged: the sink; untagged: Invalidate STag */
+	uint64_t to;
+	uint32_t qn, msn;
+};
+
+/* A message of @len octets in @nseg FPDUs (TO or MO counting up). */
+static void put_msg(struct kase *k, const struct msg_hdr *h,
+		    const uint8_t *data, uint32_t len, unsigned int nseg)
 {
 	uint32_t done = 0, n;
 	size_t at;
 	unsigned int i;
 
 	for (i = 0; i < nseg; i++) {
-		n = i + 1 == nseg ? len - done :
-		    below(&k->r, len - done + 1);
+		bool last = i + 1 == nseg;
+
+		n = last ? len - done : below(&k->r, len - done + 1);
 		at = k->body.len;
-		fpdu_tagged(&k->body, OP_WRITE, i + 1 == nseg, stag, to + done);
+		if (h->tagged)
+			fpdu_tagged(&k->body, h->op, last, h->stag, h->to + done);
+		else
+			fpdu_untagged(&k->body, h->op, last, h->stag, h->qn,
+				      h->msn, done);
 		put_bytes(&k->body, data + done, n);
 		fpdu_add(k, at, fpdu_end(&k->body, at, k->crc));
 		done += n;
 	}
 }
 
-/* A Send (of @op) of @len octets with @msn in @nseg segments. */
+static void put_write(struct kase *k, uint32_t stag, uint64_t to,
+		      const uint8_t *data, uint32_t len, unsigned int nseg)
+{
+	struct msg_hdr h = { .op = OP_WRITE, .tagged = true, .stag = stag,
+			     .to = to };
+
+	put_msg(k, &h, data, len, nseg);
+}
+
 static void put_send(struct kase *k, unsigned int op, uint32_t inval,
 		     uint32_t qn, uint32_t msn, const uint8_t *data,
 		     uint32_t len, unsigned int nseg)
 {
-	uint32_t done = 0, n;
-	size_t at;
-	unsigned int i;
+	struct msg_hdr h = { .op = op, .stag = inval, .qn = qn, .msn = msn };
 
-	for (i = 0; i < nseg; i++) {
-		n = i + 1 == nseg ? len - done :
-		    below(&k->r, len - done + 1);
-		at = k->body.len;
-		fpdu_untagged(&k->body, op, i + 1 == nseg, inval, qn, msn,
-			      done);
-		put_bytes(&k->body, data + done, n);
-		fpdu_add(k, at, fpdu_end(&k->body, at, k->crc));
-		done += n;
-	}
+	put_msg(k, &h, data, len, nseg);
 }
 
 static void put_rreq(struct kase *k, uint32_t msn, uint32_t sink_stag,
