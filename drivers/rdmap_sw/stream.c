@@ -565,11 +565,29 @@ static bool rsw_stream_rx(struct rsw_stream *s)
 
 /* ----------------------------------------------------------------- TX */
 
-/* The initiator's ready-to-receive message (RFC 6581), completing nothing. */
+/* The RTR is the message in progress (the sink took it only in part). */
+static bool rsw_stream_rtr_busy(const struct rsw_stream *s)
+{
+	return s->rtr_send && s->tx.msg.kind != RSW_TX_IDLE;
+}
+
+/*
+ * The initiator's ready-to-receive message (RFC 6581): 0 once it is out.
+ * No WQE stands behind it (it has no SQ ticket), so the engine runs
+ * without the QP for it, started or resumed, and completes nothing;
+ * s->rtr_send marks it until it is out.  It goes before anything else, so
+ * while it is marked the engine holds nothing of the send queue either,
+ * and an end has nothing to flush (rsw_stream_tx_abort()).
+ */
 static int rsw_stream_send_rtr(struct rsw_stream *s)
 {
 	struct rdmap_sw_sqe *sqe = &s->tx.sqe;
+	int ret;
 
+	if (rsw_stream_rtr_busy(s)) {
+		ret = rsw_tx_process(&s->tx, NULL, 0);	/* takes no WQE */
+		goto out;
+	}
 	memset(sqe, 0, offsetof(struct rdmap_sw_sqe, sge));
 	switch (s->conn.rtr) {
 	case RSW_MPA_RTR_WRITE:
@@ -583,7 +601,26 @@ static int rsw_stream_send_rtr(struct rsw_stream *s)
 		sqe->opcode = RDMAP_SW_WR_SEND;
 		break;
 	}
-	return rsw_tx_wqe(&s->tx, NULL, sqe, 0);
+	ret = rsw_tx_wqe(&s->tx, NULL, sqe, 0);
+out:
+	if (!ret)
+		s->rtr_send = false;
+	return ret;
+}
+
+/*
+ * The stream died: flush what the engine holds of the send queue.  An RTR
+ * in progress is all it holds then, and it is no WQE: nothing to flush.
+ */
+static void rsw_stream_tx_abort(struct rsw_stream *s)
+{
+	u32 idx;
+
+	if (rsw_stream_rtr_busy(s))
+		return;
+	if (s->rtr_read && rsw_tx_read_done(&s->tx, &idx))
+		s->rtr_read = false;	/* completes nothing */
+	rsw_tx_abort(&s->tx, s->qp);
 }
 
 /* Owed Read Responses, oldest first, between messages. */
@@ -623,11 +660,10 @@ static bool rsw_stream_tx(struct rsw_stream *s)
 	s->stats.tx_calls++;
 	if (s->rtr_send) {
 		ret = rsw_stream_send_rtr(s);
-		if (ret && ret != -EAGAIN)
-			goto fail;
-		s->rtr_send = false;
+		if (ret == -EAGAIN)
+			return false;		/* write space wakes us */
 		if (ret)
-			return false;
+			goto fail;
 	}
 	ret = rsw_stream_tx_rresp(s);
 	if (ret == -EACCES)
@@ -660,15 +696,12 @@ static void rsw_stream_end(struct rsw_stream *s, bool abort)
 	struct rsw_stream_recv *r = &s->recv;
 	struct rsw_rq_result flush = { .status = RDMAP_SW_WC_WR_FLUSH_ERR };
 	struct rsw_qp *qp = s->qp;
-	u32 idx;
 
 	s->phase = RSW_STREAM_DONE;
 	cancel_delayed_work(&s->linger);
 	rsw_stream_unhook(s);
 	rsw_qp_set_error(qp);
-	if (s->rtr_read && rsw_tx_read_done(&s->tx, &idx))
-		s->rtr_read = false;	/* completes nothing */
-	rsw_tx_abort(&s->tx, qp);
+	rsw_stream_tx_abort(s);
 	if (r->active && !r->rtr) {
 		if (r->status)
 			flush.status = r->status;
@@ -697,16 +730,15 @@ static void rsw_stream_terminate(struct rsw_stream *s)
 {
 	enum ib_event_type ev = IB_EVENT_QP_FATAL;
 
-	u32 idx;
-
 	s->term_due = false;
 	if (rsw_stream_term_is_access(s->term.layer, s->term.etype))
 		ev = IB_EVENT_QP_ACCESS_ERR;
-	/* In the middle of an FPDU there is no place to put it. */
-	if (!s->ts.skip) {
-		if (s->rtr_read && rsw_tx_read_done(&s->tx, &idx))
-			s->rtr_read = false;	/* completes nothing */
-		rsw_tx_abort(&s->tx, s->qp);
+	/*
+	 * In the middle of an FPDU there is no place to put it, nor behind
+	 * an RTR still in the socket's way (which lingering sends first).
+	 */
+	if (!s->ts.skip && !rsw_stream_rtr_busy(s)) {
+		rsw_stream_tx_abort(s);
 		if (rsw_tx_terminate(&s->tx, &s->term) >= 0 ||
 		    s->tx.msg.kind == RSW_TX_TERM) {
 			s->stats.term_sent = 1;
@@ -726,7 +758,9 @@ static bool rsw_stream_linger_step(struct rsw_stream *s)
 	int ret = 0;
 
 	if (!s->fin_sent) {
-		if (s->tx.msg.kind != RSW_TX_IDLE)
+		if (rsw_stream_rtr_busy(s))
+			ret = rsw_stream_send_rtr(s);
+		else if (s->tx.msg.kind != RSW_TX_IDLE)
 			ret = rsw_tx_process(&s->tx, s->qp, 0);
 		if (ret == -EAGAIN)
 			return false;
@@ -802,11 +836,30 @@ static bool rsw_stream_run(struct rsw_stream *s)
 	return more;
 }
 
+#if IS_ENABLED(CONFIG_KUNIT)
+/* KUnit: called first thing in each work function (see stream.h). */
+void (*rsw_stream_kunit_stall)(bool linger);
+EXPORT_SYMBOL_IF_KUNIT(rsw_stream_kunit_stall);
+
+static void rsw_stream_stall(bool linger)
+{
+	void (*stall)(bool linger) = READ_ONCE(rsw_stream_kunit_stall);
+
+	if (stall)
+		stall(linger);
+}
+#else
+static void rsw_stream_stall(bool linger)
+{
+}
+#endif
+
 static void rsw_stream_work(struct work_struct *work)
 {
 	struct rsw_stream *s = container_of(work, struct rsw_stream, work);
 	unsigned int round;
 
+	rsw_stream_stall(false);
 	for (round = 0; round < RSW_STREAM_ROUNDS; round++) {
 		bool more;
 
@@ -841,6 +894,7 @@ static void rsw_stream_linger_timeout(struct work_struct *work)
 	struct rsw_stream *s = container_of(to_delayed_work(work),
 					    struct rsw_stream, linger);
 
+	rsw_stream_stall(true);
 	rsw_stream_kick(s);
 }
 
@@ -950,14 +1004,24 @@ int rsw_stream_stats(struct rsw_qp *qp, struct rsw_stream_stats *st)
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_stream_stats);
 
+/*
+ * The stream is DONE here (its last act dropped the QP reference destroy
+ * waited for), so its work queues nothing any more: neither itself nor the
+ * linger timeout.  The linger timeout may still be running, though (the
+ * end's cancel_delayed_work() cannot stop a running one), and it queues
+ * the work.  Hence the order: first wait out the linger timeout, which
+ * nothing can queue again, then the work, which nothing can queue again
+ * once the timeout is gone.  The other way round, a timeout running
+ * between the two queues the work onto the memory freed below.
+ */
 void rsw_stream_free(struct rsw_qp *qp)
 {
 	struct rsw_stream *s = qp->stream;
 
 	if (!s)
 		return;
-	cancel_work_sync(&s->work);
 	cancel_delayed_work_sync(&s->linger);
+	cancel_work_sync(&s->work);
 	WARN_ON_ONCE(s->sock);
 	qp->stream = NULL;
 	kfree(s->rr);
