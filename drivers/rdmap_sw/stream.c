@@ -35,6 +35,20 @@
  * Untagged messages are accepted in order only: the window of a queue is
  * its next MSN, so a segment of a later message (which a sender on one TCP
  * stream has no reason to send early) is refused as "no buffer".
+ *
+ * Lifetime.  The stream is allocated by rsw_stream_attach(), owned by its
+ * QP (qp->stream) and freed by rsw_stream_free() from destroy_qp, after
+ * the stream ended (DONE), which drops the QP reference the stream took.
+ * The socket is the stream's from attach to rsw_stream_end(), which
+ * releases it.  Socket callbacks find the stream through sk_user_data
+ * under RCU until the end unhooks them.
+ *
+ * Network namespaces.  The socket pins no namespace.  While it has its
+ * socket, a stream is on rsw_streams with the socket's namespace; when
+ * that namespace dies, rsw_stream_net_exit() (pernet .pre_exit, main.c)
+ * marks its streams net_gone, which ends them abortively (-ENETDOWN) at
+ * their next run, and waits until they have released their sockets.  A
+ * socket of a namespace already dying is refused at attach.
  */
 #include <linux/net.h>
 #include <linux/slab.h>
@@ -54,6 +68,10 @@
 #define RSW_STREAM_TX_BUDGET	32
 
 static struct workqueue_struct *rsw_stream_wq;
+/* Streams with a socket, by namespace (see the top); woken at each end. */
+static LIST_HEAD(rsw_streams);
+static DEFINE_SPINLOCK(rsw_streams_lock);
+static DECLARE_WAIT_QUEUE_HEAD(rsw_streams_wait);
 
 enum rsw_stream_phase {
 	RSW_STREAM_IDLE,
@@ -80,6 +98,9 @@ struct rsw_stream {
 	void *ctx;
 	struct rsw_mpa_conn conn;
 	bool initiator;
+	struct net *net;		/* the socket's; compared, never used */
+	struct list_head link;		/* on rsw_streams while it has one */
+	bool net_gone;			/* set by rsw_stream_net_exit() */
 
 	/* Everything below: the work item only. */
 	enum rsw_stream_phase phase;
@@ -173,6 +194,28 @@ static void rsw_stream_unhook(struct rsw_stream *s)
 }
 
 /* ------------------------------------------------------------- helpers */
+
+/* List @s (its socket in s->net); false if that namespace is dying. */
+static bool rsw_stream_list(struct rsw_stream *s)
+{
+	bool live;
+
+	spin_lock_bh(&rsw_streams_lock);
+	live = check_net(s->net);
+	if (live)
+		list_add_tail(&s->link, &rsw_streams);
+	spin_unlock_bh(&rsw_streams_lock);
+	return live;
+}
+
+/* @s has released its socket. */
+static void rsw_stream_unlist(struct rsw_stream *s)
+{
+	spin_lock_bh(&rsw_streams_lock);
+	list_del_init(&s->link);
+	spin_unlock_bh(&rsw_streams_lock);
+	wake_up_all(&rsw_streams_wait);
+}
 
 static void rsw_stream_set_term(struct rsw_rx_term *t, u8 layer, u8 etype,
 				u8 ecode)
@@ -712,6 +755,7 @@ static void rsw_stream_end(struct rsw_stream *s, bool abort)
 		sock_no_linger(s->sock->sk);
 	sock_release(s->sock);
 	s->sock = NULL;
+	rsw_stream_unlist(s);
 	if (s->ops && s->ops->closed)
 		s->ops->closed(s->ctx, s->status);
 	rsw_qp_put(qp);
@@ -780,6 +824,11 @@ static bool rsw_stream_broken(struct rsw_stream *s)
 	if (READ_ONCE(qp->dead) || READ_ONCE(qp->state) == RSW_QPS_ERROR) {
 		if (!s->status)
 			s->status = -ECONNABORTED;
+		return true;
+	}
+	if (READ_ONCE(s->net_gone)) {
+		if (!s->status)
+			s->status = -ENETDOWN;
 		return true;
 	}
 	/*
@@ -955,9 +1004,15 @@ int rsw_stream_attach(struct rsw_qp *qp, struct socket *sock,
 	s->msn[RSW_QN_ATOMIC_RESP] = 1;
 	INIT_WORK(&s->work, rsw_stream_work);
 	INIT_DELAYED_WORK(&s->linger, rsw_stream_linger_timeout);
+	INIT_LIST_HEAD(&s->link);
+	s->net = sock_net(sk);
 	ret = rsw_stream_setup(s, qp);
 	if (ret)
 		goto err;
+	if (!rsw_stream_list(s)) {
+		ret = -ENETDOWN;
+		goto err;
+	}
 	/* Storage ULPs run over us: no reclaim recursion from the socket. */
 	sk->sk_allocation = GFP_ATOMIC;
 	sk->sk_use_task_frag = false;
@@ -974,7 +1029,10 @@ int rsw_stream_attach(struct rsw_qp *qp, struct socket *sock,
 	return 0;
 
 err:
+	if (ret == -ENETDOWN)
+		sock_no_linger(sk);	/* leave nothing in a dying namespace */
 	sock_release(sock);
+	rsw_stream_unlist(s);
 	kfree(s->rr);
 	kvfree(s);
 	return ret;
@@ -1026,6 +1084,39 @@ void rsw_stream_free(struct rsw_qp *qp)
 	qp->stream = NULL;
 	kfree(s->rr);
 	kvfree(s);
+}
+
+/* A stream of @net still has its socket. */
+static bool rsw_stream_net_busy(struct net *net)
+{
+	struct rsw_stream *s;
+	bool busy = false;
+
+	spin_lock_bh(&rsw_streams_lock);
+	list_for_each_entry(s, &rsw_streams, link) {
+		if (s->net == net) {
+			busy = true;
+			break;
+		}
+	}
+	spin_unlock_bh(&rsw_streams_lock);
+	return busy;
+}
+
+void rsw_stream_net_exit(struct net *net)
+{
+	struct rsw_stream *s;
+
+	might_sleep();
+	spin_lock_bh(&rsw_streams_lock);
+	list_for_each_entry(s, &rsw_streams, link) {
+		if (s->net != net)
+			continue;
+		WRITE_ONCE(s->net_gone, true);
+		rsw_stream_kick(s);
+	}
+	spin_unlock_bh(&rsw_streams_lock);
+	wait_event(rsw_streams_wait, !rsw_stream_net_busy(net));
 }
 
 int rsw_stream_init(void)
