@@ -2093,7 +2093,12 @@ static void st_stall_off(void *unused)
 {
 	complete_all(&st_stall_ctl.linger_go);
 	complete_all(&st_stall_ctl.work_go);
-	WRITE_ONCE(rsw_stream_kunit_stall, NULL);
+	rsw_stream_kunit_set_stall(NULL);
+}
+
+static bool st_wait_done(struct completion *done, unsigned int ms)
+{
+	return wait_for_completion_timeout(done, msecs_to_jiffies(ms)) > 0;
 }
 
 static int st_destroy_thread(void *arg)
@@ -2120,15 +2125,14 @@ static void st_linger_destroy(struct kunit *test)
 	init_completion(&c->destroyed);
 	c->qp = x->e->qp;
 	atomic_set(&c->arm_linger, 1);
-	WRITE_ONCE(rsw_stream_kunit_stall, st_stall_fn);
+	rsw_stream_kunit_set_stall(st_stall_fn);
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, st_stall_off,
 							NULL), 0);
 
 	/* Orderly close: our FIN, then the peer's never comes. */
 	KUNIT_ASSERT_EQ(test, st_modify(x->e, IB_QPS_SQD), 0);
 	st_expect_eof(test, x);
-	KUNIT_ASSERT_TRUE_MSG(test, wait_for_completion_timeout(&c->linger_in,
-			      msecs_to_jiffies(ST_WAIT_MS)) > 0,
+	KUNIT_ASSERT_TRUE_MSG(test, st_wait_done(&c->linger_in, ST_WAIT_MS),
 			      "the linger timeout never ran");
 
 	/* destroy_qp ends the stream, then waits in rsw_stream_free(). */
@@ -2136,8 +2140,7 @@ static void st_linger_destroy(struct kunit *test)
 	t = kthread_run(st_destroy_thread, c, "st_destroy");
 	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
 	KUNIT_EXPECT_TRUE_MSG(test, st_wait_closed(x->e), "closed() not called");
-	KUNIT_EXPECT_FALSE_MSG(test, wait_for_completion_timeout(&c->destroyed,
-			       msecs_to_jiffies(ST_QUIET_MS)) > 0,
+	KUNIT_EXPECT_FALSE_MSG(test, st_wait_done(&c->destroyed, ST_QUIET_MS),
 			       "destroy_qp did not wait for the linger timeout");
 	/* Flushed at the end; destroy_qp discards what is left after it. */
 	st_wc(test, x->e->rcq, 50, IB_WC_WR_FLUSH_ERR, -1, NULL);
@@ -2150,8 +2153,7 @@ static void st_linger_destroy(struct kunit *test)
 	while (!completion_done(&c->work_in) && !completion_done(&c->destroyed))
 		msleep(1);
 	if (completion_done(&c->work_in)) {
-		early = wait_for_completion_timeout(&c->destroyed,
-				msecs_to_jiffies(ST_QUIET_MS)) > 0;
+		early = st_wait_done(&c->destroyed, ST_QUIET_MS);
 		KUNIT_EXPECT_FALSE_MSG(test, early,
 				       "destroy_qp freed the stream under its work");
 		complete(&c->work_go);

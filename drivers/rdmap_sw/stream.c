@@ -887,8 +887,13 @@ static bool rsw_stream_run(struct rsw_stream *s)
 
 #if IS_ENABLED(CONFIG_KUNIT)
 /* KUnit: called first thing in each work function (see stream.h). */
-void (*rsw_stream_kunit_stall)(bool linger);
-EXPORT_SYMBOL_IF_KUNIT(rsw_stream_kunit_stall);
+static void (*rsw_stream_kunit_stall)(bool linger);
+
+void rsw_stream_kunit_set_stall(void (*stall)(bool linger))
+{
+	WRITE_ONCE(rsw_stream_kunit_stall, stall);
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_stream_kunit_set_stall);
 
 static void rsw_stream_stall(bool linger)
 {

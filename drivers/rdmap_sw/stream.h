@@ -44,11 +44,12 @@ struct rsw_stream_stats {
 
 #if IS_ENABLED(CONFIG_KUNIT)
 /*
- * KUnit only: when set, called at the start of the stream's work (@linger
- * false) and of its linger timeout (@linger true), before either touches
- * the stream, so a test can hold one of them there (stream_kunit.c).
+ * KUnit only: @stall (NULL: none) is called at the start of the stream's
+ * work (@linger false) and of its linger timeout (@linger true), before
+ * either touches the stream, so a test can hold one of them there
+ * (stream_kunit.c).
  */
-extern void (*rsw_stream_kunit_stall)(bool linger);
+void rsw_stream_kunit_set_stall(void (*stall)(bool linger));
 #endif
 
 #endif /* _RDMAP_SW_STREAM_H */
