@@ -1837,6 +1837,21 @@ static void st_peer_terminate(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ss.term_ecode, c->ecode);
 }
 
+/*
+ * An abortive end from the raw peer (reset): the stream ends, the QP is in
+ * ERROR and both posted receives are flushed.
+ */
+static void st_peer_reset(struct kunit *test, struct st_hx *x)
+{
+	sock_no_linger(x->raw->sk);
+	kunit_release_action(test, st_sock_release, x->raw);
+	KUNIT_EXPECT_TRUE_MSG(test, st_wait_closed(x->e), "closed() not called");
+	KUNIT_EXPECT_NE(test, x->e->closed_status, 0);
+	KUNIT_EXPECT_EQ(test, st_state(test, x->e), IB_QPS_ERR);
+	st_wc(test, x->e->rcq, 50, IB_WC_WR_FLUSH_ERR, -1, NULL);
+	st_wc(test, x->e->rcq, 51, IB_WC_WR_FLUSH_ERR, -1, NULL);
+}
+
 /* A valid Write from the raw peer is placed; then the peer resets. */
 static void st_peer_write_then_reset(struct kunit *test)
 {
@@ -1863,14 +1878,7 @@ static void st_peer_write_then_reset(struct kunit *test)
 				       ST_HX_MR_LEN - 110, ST_FILL));
 	st_mr_guards(test, x->mr);
 	KUNIT_EXPECT_EQ(test, st_state(test, x->e), IB_QPS_RTS);
-	/* An abortive end from the peer: reset. */
-	sock_no_linger(x->raw->sk);
-	kunit_release_action(test, st_sock_release, x->raw);
-	KUNIT_EXPECT_TRUE_MSG(test, st_wait_closed(x->e), "closed() not called");
-	KUNIT_EXPECT_NE(test, x->e->closed_status, 0);
-	KUNIT_EXPECT_EQ(test, st_state(test, x->e), IB_QPS_ERR);
-	st_wc(test, x->e->rcq, 50, IB_WC_WR_FLUSH_ERR, -1, NULL);
-	st_wc(test, x->e->rcq, 51, IB_WC_WR_FLUSH_ERR, -1, NULL);
+	st_peer_reset(test, x);
 	KUNIT_EXPECT_EQ(test, st_stats(test, x->e).term_sent, 0);
 }
 
@@ -2042,13 +2050,7 @@ static void st_peer_rtr_full(struct kunit *test)
 		st_peer_rtr_check(test, x, &c->rtr);
 		return;
 	}
-	sock_no_linger(x->raw->sk);
-	kunit_release_action(test, st_sock_release, x->raw);
-	KUNIT_EXPECT_TRUE_MSG(test, st_wait_closed(x->e), "closed() not called");
-	KUNIT_EXPECT_NE(test, x->e->closed_status, 0);
-	KUNIT_EXPECT_EQ(test, st_state(test, x->e), IB_QPS_ERR);
-	st_wc(test, x->e->rcq, 50, IB_WC_WR_FLUSH_ERR, -1, NULL);
-	st_wc(test, x->e->rcq, 51, IB_WC_WR_FLUSH_ERR, -1, NULL);
+	st_peer_reset(test, x);
 	st_cq_empty(test, x->e->scq, "send CQ");
 }
 
