@@ -104,6 +104,8 @@ kill_ns() {
 
 rsw_dummy_up rsw0 dummy0 192.0.2.1/24
 check modprobe veth
+# A connection that never sends its MPA Request stays in the handshake.
+echo 600000 >/sys/module/rdmap_sw/parameters/mpa_timeout_ms
 
 step "control connection in init_net: rping over rsw0, verified, until the end"
 bg ctl.server "$B/rping" -s -a 192.0.2.1 -p 7301 -V -C 1000000
@@ -141,6 +143,14 @@ for c in in2ns.client ns2in.client ns.lclient; do
 done
 check rdma res show qp
 
+# Without the fix this one was left behind: rswb's teardown (while the
+# namespace dies) closed it with a FIN that its dead veth cannot carry,
+# and the orphaned socket outlived the namespace (ref_tracker WARN).
+step "phase 1: a TCP peer in init_net that never sends its MPA Request"
+exec {RAW}<>/dev/tcp/10.77.0.2/7302
+poll_until 20 "its socket accepted in $NS1 (a cep in the handshake)" \
+	eval "ip netns exec $NS1 ss -Htn state established '( sport = :7302 )' | grep -q ."
+
 step "phase 1: delete $NS1 under load"
 t0=$(now_ms)
 kill_ns "$NS1"
@@ -150,6 +160,7 @@ note "teardown took $(($(now_ms) - t0)) ms"
 # Its peer is gone; it may wait a while for its own timeouts.
 kill "${PIDS[in2ns.client]}" 2>/dev/null || true
 bg_wait in2ns.client || true
+exec {RAW}>&-
 ctl_still_pinging
 dmesg_clean
 
