@@ -173,6 +173,9 @@ if [ -n "${RSW_NETDEV:-}" ] && link_in_init "$RSW_NETDEV"; then
 		check ip -n "$NS2" addr add 198.51.100.1/24 dev "$NIC"
 		check ip -n "$NS2" link set "$NIC" up
 		check ip -n "$NS2" link set lo up
+		# rping -P does not always outlive its devices' removal.
+		alive any.server ||
+			bg any.server "$B/rping" -s -P -a 0.0.0.0 -p 7302 -V -C 1000000
 		check ip netns exec "$NS2" rdma link add rswc type rdmap_sw netdev "$NIC"
 		poll_until 10 "rswc port ACTIVE" port_active rswc
 		poll_until 20 "wildcard listener on rswc (a socket in $NS2)" \
