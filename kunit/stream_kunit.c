@@ -26,6 +26,7 @@
 #include <linux/completion.h>
 #include <linux/delay.h>
 #include <linux/in.h>
+#include <linux/kthread.h>
 #include <linux/net.h>
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
@@ -1566,12 +1567,43 @@ static void st_bad_desc(const struct st_bad_case *c, char *desc)
 KUNIT_ARRAY_PARAM(st_bad, st_bad_cases, st_bad_desc);
 
 /*
+ * Write zeros into @sock until it takes no more (its peer reads nothing);
+ * the octets written.  A small send buffer keeps that a few hundred KiB.
+ */
+static u32 st_fill(struct kunit *test, struct socket *sock)
+{
+	static const u8 zero[4096];
+	u32 total = 0;
+	int ret;
+
+	lock_sock(sock->sk);
+	sock->sk->sk_userlocks |= SOCK_SNDBUF_LOCK;
+	WRITE_ONCE(sock->sk->sk_sndbuf, 32 * 1024);
+	release_sock(sock->sk);
+	for (;;) {
+		struct kvec vec = { .iov_base = (void *)zero,
+				    .iov_len = sizeof(zero) };
+		struct msghdr msg = { .msg_flags = MSG_DONTWAIT };
+
+		ret = kernel_sendmsg(sock, &msg, &vec, 1, sizeof(zero));
+		if (ret <= 0)
+			break;
+		total += ret;
+		KUNIT_ASSERT_LT_MSG(test, total, 64U << 20, "socket never full");
+	}
+	KUNIT_ASSERT_EQ(test, ret, -EAGAIN);
+	return total;
+}
+
+/*
  * A QP on one end, the raw socket on the other: a responder without the
  * peer-to-peer model (the raw peer speaks first), or with @rtr an
- * initiator with it (the QP speaks first: its RTR).
+ * initiator with it (the QP speaks first: its RTR).  With @filled, the
+ * QP's socket is filled first (st_fill(), octets in *@filled), so the
+ * stream's first send finds it full.
  */
-static struct st_hx *st_hx_up_rtr(struct kunit *test, bool crc, bool no_recv,
-				  u8 rtr)
+static struct st_hx *st_hx_up_fill(struct kunit *test, bool crc,
+				   bool no_recv, u8 rtr, u32 *filled)
 {
 	struct st_hx *x = kunit_kzalloc(test, sizeof(*x), GFP_KERNEL);
 	struct rsw_mpa_conn conn = {
@@ -1609,9 +1641,17 @@ static struct st_hx *st_hx_up_rtr(struct kunit *test, bool crc, bool no_recv,
 	st_tcp_pair(test, &x->raw, &qs);
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, st_sock_release,
 							x->raw), 0);
+	if (filled)
+		*filled = st_fill(test, qs);
 	st_attach(test, x->e, qs, &conn, !!rtr);
 	rsw_stream_start(to_rsw_qp(x->e->qp));
 	return x;
+}
+
+static struct st_hx *st_hx_up_rtr(struct kunit *test, bool crc, bool no_recv,
+				  u8 rtr)
+{
+	return st_hx_up_fill(test, crc, no_recv, rtr, NULL);
 }
 
 static struct st_hx *st_hx_up(struct kunit *test, bool crc, bool no_recv)
@@ -1834,6 +1874,21 @@ static void st_peer_terminate(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ss.term_ecode, c->ecode);
 }
 
+/*
+ * An abortive end from the raw peer (reset): the stream ends, the QP is in
+ * ERROR and both posted receives are flushed.
+ */
+static void st_peer_reset(struct kunit *test, struct st_hx *x)
+{
+	sock_no_linger(x->raw->sk);
+	kunit_release_action(test, st_sock_release, x->raw);
+	KUNIT_EXPECT_TRUE_MSG(test, st_wait_closed(x->e), "closed() not called");
+	KUNIT_EXPECT_NE(test, x->e->closed_status, 0);
+	KUNIT_EXPECT_EQ(test, st_state(test, x->e), IB_QPS_ERR);
+	st_wc(test, x->e->rcq, 50, IB_WC_WR_FLUSH_ERR, -1, NULL);
+	st_wc(test, x->e->rcq, 51, IB_WC_WR_FLUSH_ERR, -1, NULL);
+}
+
 /* A valid Write from the raw peer is placed; then the peer resets. */
 static void st_peer_write_then_reset(struct kunit *test)
 {
@@ -1860,14 +1915,7 @@ static void st_peer_write_then_reset(struct kunit *test)
 				       ST_HX_MR_LEN - 110, ST_FILL));
 	st_mr_guards(test, x->mr);
 	KUNIT_EXPECT_EQ(test, st_state(test, x->e), IB_QPS_RTS);
-	/* An abortive end from the peer: reset. */
-	sock_no_linger(x->raw->sk);
-	kunit_release_action(test, st_sock_release, x->raw);
-	KUNIT_EXPECT_TRUE_MSG(test, st_wait_closed(x->e), "closed() not called");
-	KUNIT_EXPECT_NE(test, x->e->closed_status, 0);
-	KUNIT_EXPECT_EQ(test, st_state(test, x->e), IB_QPS_ERR);
-	st_wc(test, x->e->rcq, 50, IB_WC_WR_FLUSH_ERR, -1, NULL);
-	st_wc(test, x->e->rcq, 51, IB_WC_WR_FLUSH_ERR, -1, NULL);
+	st_peer_reset(test, x);
 	KUNIT_EXPECT_EQ(test, st_stats(test, x->e).term_sent, 0);
 }
 
@@ -1876,10 +1924,9 @@ static void st_peer_write_then_reset(struct kunit *test)
  * the zero-length RTR of the negotiated type (a Read is answered), then
  * Sends flow both ways with the right MSNs.
  */
-static void st_peer_rtr(struct kunit *test)
+static void st_peer_rtr_check(struct kunit *test, struct st_hx *x,
+			      const u8 *rtr)
 {
-	const u8 *rtr = test->param_value;
-	struct st_hx *x = st_hx_up_rtr(test, true, false, *rtr);
 	u8 *t = kunit_kzalloc(test, 256, GFP_KERNEL);
 	const union rsw_hdr *th = (const void *)t;
 	u8 *buf = kunit_kzalloc(test, 64, GFP_KERNEL);
@@ -1997,6 +2044,197 @@ static void st_reset_live_stream(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, st_state(test, b), IB_QPS_RESET);
 }
 
+static void st_peer_rtr(struct kunit *test)
+{
+	const u8 *rtr = test->param_value;
+
+	st_peer_rtr_check(test, st_hx_up_rtr(test, true, false, *rtr), rtr);
+}
+
+/* Read and check the @n zeros st_fill() wrote, from the raw end. */
+static void st_drain_fill(struct kunit *test, struct st_hx *x, u32 n)
+{
+	u8 *buf = kunit_kmalloc(test, 4096, GFP_KERNEL);
+	u32 got = 0;
+	int ret;
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	while (got < n) {
+		ret = st_recv_all(x->raw, buf, min_t(u32, n - got, 4096));
+		KUNIT_ASSERT_GT_MSG(test, ret, 0, "after %u of %u octets", got,
+				    n);
+		KUNIT_ASSERT_TRUE(test, st_all(buf, ret, 0));
+		got += ret;
+	}
+}
+
+/* Wait until the stream's TX engine ran at least once. */
+static void st_wait_tx(struct kunit *test, struct st_end *e)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(ST_WAIT_MS);
+
+	while (!st_stats(test, e).tx_calls && time_before(jiffies, end))
+		msleep(2);
+	KUNIT_ASSERT_GT_MSG(test, st_stats(test, e).tx_calls, 0,
+			    "the stream never tried to send");
+}
+
+/*
+ * Regression (issue 10, defect 6): the RTR meets a full socket (-EAGAIN).
+ * It carries no WQE, yet finishing it later through the engine, or
+ * flushing it at the stream's end, completed send queue ticket 0, which
+ * was never taken: a WARN in qp.c (a panic under panic_on_warn) that a
+ * peer causes by not reading.  Now the RTR goes out when the peer reads,
+ * and then everything works as in st_peer_rtr; or, when the peer resets
+ * first, the stream ends completing nothing on the send queue.
+ */
+struct st_rtr_full_case {
+	u8 rtr;
+	bool reset;	/* the peer resets instead of reading */
+};
+
+static const struct st_rtr_full_case st_rtr_full_cases[] = {
+	{ RSW_MPA_RTR_WRITE, false }, { RSW_MPA_RTR_READ, false },
+	{ RSW_MPA_RTR_SEND, false }, { RSW_MPA_RTR_WRITE, true },
+	{ RSW_MPA_RTR_READ, true }, { RSW_MPA_RTR_SEND, true },
+};
+
+static void st_rtr_full_desc(const struct st_rtr_full_case *c, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "rtr %s, peer %s",
+		 c->rtr == RSW_MPA_RTR_WRITE ? "write" :
+		 c->rtr == RSW_MPA_RTR_READ ? "read" : "send",
+		 c->reset ? "resets" : "reads");
+}
+
+KUNIT_ARRAY_PARAM(st_rtr_full, st_rtr_full_cases, st_rtr_full_desc);
+
+static void st_peer_rtr_full(struct kunit *test)
+{
+	const struct st_rtr_full_case *c = test->param_value;
+	struct st_hx *x;
+	u32 filled;
+
+	x = st_hx_up_fill(test, true, false, c->rtr, &filled);
+	st_wait_tx(test, x->e);
+	/* The RTR found no room; nothing happened on the queues. */
+	st_cq_empty(test, x->e->scq, "send CQ, socket full");
+	KUNIT_EXPECT_EQ(test, st_state(test, x->e), IB_QPS_RTS);
+	if (!c->reset) {
+		st_drain_fill(test, x, filled);
+		st_peer_rtr_check(test, x, &c->rtr);
+		return;
+	}
+	st_peer_reset(test, x);
+	st_cq_empty(test, x->e->scq, "send CQ");
+}
+
+/*
+ * Regression (issue 10, defect 5): the linger timeout runs while the QP is
+ * destroyed.  The stream's end cannot cancel a running timeout, which then
+ * queues the stream's work; rsw_stream_free() used to cancel the work
+ * first and wait for the timeout second, so the work it queued ran on the
+ * freed stream.  The test holds the timeout (rsw_stream_kunit_stall) until
+ * destroy_qp waits in rsw_stream_free(), then lets it queue the work.
+ * Now destroy_qp either cancels that work before it starts or, if it
+ * started (it is held before it touches the stream), waits for it.
+ * Before the fix destroy_qp returned while the work was held, and freed
+ * the stream under it: a use-after-free KASAN reports once the work is
+ * let go (or, had the work not started yet, DEBUG_OBJECTS reports a
+ * queued work freed).
+ */
+struct st_stall {
+	atomic_t arm_linger, arm_work;
+	struct completion linger_in, linger_go, work_in, work_go;
+	struct completion destroyed;
+	struct ib_qp *qp;
+};
+
+static struct st_stall st_stall_ctl;
+
+static void st_stall_fn(bool linger)
+{
+	struct st_stall *c = &st_stall_ctl;
+
+	if (linger && atomic_xchg(&c->arm_linger, 0)) {
+		complete(&c->linger_in);
+		wait_for_completion(&c->linger_go);
+	} else if (!linger && atomic_xchg(&c->arm_work, 0)) {
+		complete(&c->work_in);
+		wait_for_completion(&c->work_go);
+	}
+}
+
+/* Nothing stays held, and the stream runs unhooked again. */
+static void st_stall_off(void *unused)
+{
+	complete_all(&st_stall_ctl.linger_go);
+	complete_all(&st_stall_ctl.work_go);
+	rsw_stream_kunit_set_stall(NULL);
+}
+
+static bool st_wait_done(struct completion *done, unsigned int ms)
+{
+	return wait_for_completion_timeout(done, msecs_to_jiffies(ms)) > 0;
+}
+
+static int st_destroy_thread(void *arg)
+{
+	struct st_stall *c = arg;
+
+	ib_destroy_qp(c->qp);
+	complete(&c->destroyed);
+	return 0;
+}
+
+static void st_linger_destroy(struct kunit *test)
+{
+	struct st_stall *c = &st_stall_ctl;
+	struct st_hx *x = st_hx_up(test, true, false);
+	struct task_struct *t;
+	bool early;
+
+	memset(c, 0, sizeof(*c));
+	init_completion(&c->linger_in);
+	init_completion(&c->linger_go);
+	init_completion(&c->work_in);
+	init_completion(&c->work_go);
+	init_completion(&c->destroyed);
+	c->qp = x->e->qp;
+	atomic_set(&c->arm_linger, 1);
+	rsw_stream_kunit_set_stall(st_stall_fn);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, st_stall_off,
+							NULL), 0);
+
+	/* Orderly close: our FIN, then the peer's never comes. */
+	KUNIT_ASSERT_EQ(test, st_modify(x->e, IB_QPS_SQD), 0);
+	st_expect_eof(test, x);
+	KUNIT_ASSERT_TRUE_MSG(test, st_wait_done(&c->linger_in, ST_WAIT_MS),
+			      "the linger timeout never ran");
+
+	/* destroy_qp ends the stream, then waits in rsw_stream_free(). */
+	kunit_remove_action(test, st_destroy_qp, x->e->qp);
+	t = kthread_run(st_destroy_thread, c, "st_destroy");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	KUNIT_EXPECT_TRUE_MSG(test, st_wait_closed(x->e), "closed() not called");
+	KUNIT_EXPECT_FALSE_MSG(test, st_wait_done(&c->destroyed, ST_QUIET_MS),
+			       "destroy_qp did not wait for the linger timeout");
+	KUNIT_EXPECT_EQ(test, atomic_read(&x->e->closed_calls), 1);
+
+	/* The timeout queues the work, which is held if it starts. */
+	atomic_set(&c->arm_work, 1);
+	complete(&c->linger_go);
+	while (!completion_done(&c->work_in) && !completion_done(&c->destroyed))
+		msleep(1);
+	if (completion_done(&c->work_in)) {
+		early = st_wait_done(&c->destroyed, ST_QUIET_MS);
+		KUNIT_EXPECT_FALSE_MSG(test, early,
+				       "destroy_qp freed the stream under its work");
+		complete(&c->work_go);
+	}
+	wait_for_completion(&c->destroyed);
+}
+
 static struct kunit_case st_cases[] = {
 	KUNIT_CASE_PARAM(st_lb_send, st_rtr_gen_params),
 	KUNIT_CASE_PARAM(st_lb_send_large, st_crc_gen_params),
@@ -2016,6 +2254,8 @@ static struct kunit_case st_cases[] = {
 	KUNIT_CASE(st_peer_write_then_reset),
 	KUNIT_CASE_PARAM(st_peer_rtr, st_rtr_gen_params),
 	KUNIT_CASE(st_reset_live_stream),
+	KUNIT_CASE_PARAM(st_peer_rtr_full, st_rtr_full_gen_params),
+	KUNIT_CASE(st_linger_destroy),
 	{}
 };
 

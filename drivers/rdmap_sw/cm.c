@@ -36,6 +36,17 @@
  * -> cep->lock (of a child) -> socket lock -> sk_callback_lock.
  * Callbacks are made with no cep->lock held.  A failed or abandoned child
  * removes itself from its listener's list.
+ *
+ * Network namespaces.  A kernel socket holds no reference on its
+ * namespace, so nothing of ours keeps one alive: when it dies,
+ * rsw_cm_net_exit() (from the pernet .pre_exit, main.c) closes every
+ * socket a cep still has there before the namespace's exit methods run.
+ * Every cep with a socket is published on rsw_ceps (rsw_cep_publish(),
+ * after its socket exists, refused once the namespace is dying) until it
+ * is freed.  Listeners are closed at once; any other cep is marked
+ * net_gone and its work fails it with -ENETDOWN (connect_reply, closed or
+ * a silent discard, as for any failure in its state).  rsw_cm_net_exit()
+ * returns once none of them has a socket there.
  */
 #include <linux/inet.h>
 #include <linux/moduleparam.h>
@@ -55,6 +66,10 @@ MODULE_PARM_DESC(mpa_timeout_ms,
 
 static struct workqueue_struct *rsw_cm_wq;
 static atomic_t rsw_cep_live = ATOMIC_INIT(0);
+/* Published ceps (see the top), and a wait for their sockets to close. */
+static LIST_HEAD(rsw_ceps);
+static DEFINE_SPINLOCK(rsw_ceps_lock);
+static DECLARE_WAIT_QUEUE_HEAD(rsw_cep_sock_wait);
 static atomic_t rsw_cep_ids = ATOMIC_INIT(0);
 
 enum rsw_cep_state {
@@ -97,6 +112,9 @@ struct rsw_cep {
 	bool			initiator;
 	bool			listening;	/* a listener, for its life */
 	bool			timed_out;	/* written by the timeout */
+	bool			net_gone;	/* written by rsw_cm_net_exit() */
+	struct net		*net;		/* of the socket; never pinned */
+	struct list_head	all_link;	/* on rsw_ceps once published */
 	enum rsw_cep_ev		ev;
 	struct rsw_cm_event	evd;
 	struct socket		*sock;
@@ -147,6 +165,9 @@ static void rsw_cep_free(struct kref *ref)
 	struct rsw_cep *listener = cep->listener;
 
 	WARN_ON(cep->sock);
+	spin_lock_bh(&rsw_ceps_lock);
+	list_del(&cep->all_link);
+	spin_unlock_bh(&rsw_ceps_lock);
 	kfree(cep);
 	atomic_dec(&rsw_cep_live);
 	if (listener)
@@ -174,6 +195,8 @@ static struct rsw_cep *rsw_cep_alloc(const struct rsw_cm_args *args)
 	mutex_init(&cep->children_lock);
 	INIT_LIST_HEAD(&cep->children);
 	INIT_LIST_HEAD(&cep->child_link);
+	INIT_LIST_HEAD(&cep->all_link);
+	cep->net = args->net;
 	INIT_WORK(&cep->work, rsw_cep_work);
 	INIT_DELAYED_WORK(&cep->timeout, rsw_cep_timeout);
 	cep->timeout_jiffies = msecs_to_jiffies(max(ms, 1U));
@@ -187,6 +210,24 @@ static struct rsw_cep *rsw_cep_alloc(const struct rsw_cm_args *args)
 	cep->lp.pd_len = 0;
 	atomic_inc(&rsw_cep_live);
 	return cep;
+}
+
+/*
+ * Let rsw_cm_net_exit() find @cep, whose socket exists: false (and
+ * @cep->net_gone set) if its namespace is already dying.
+ */
+static bool rsw_cep_publish(struct rsw_cep *cep)
+{
+	bool live;
+
+	spin_lock_bh(&rsw_ceps_lock);
+	live = check_net(cep->net);
+	if (live)
+		list_add_tail(&cep->all_link, &rsw_ceps);
+	else
+		WRITE_ONCE(cep->net_gone, true);
+	spin_unlock_bh(&rsw_ceps_lock);
+	return live;
 }
 
 /* Queue the work item, which then holds a reference.  Any context. */
@@ -269,15 +310,26 @@ static void rsw_cep_unhook(struct rsw_cep *cep)
 	write_unlock_bh(&sk->sk_callback_lock);
 }
 
+/* @cep has no socket any more: rsw_cm_net_exit() may be waiting for that. */
+static void rsw_cep_sock_gone(struct rsw_cep *cep)
+{
+	WRITE_ONCE(cep->sock, NULL);
+	wake_up_all(&rsw_cep_sock_wait);
+}
+
 /* Unhook and release the socket, if any.  Under cep->lock. */
 static void rsw_cep_close_sock(struct rsw_cep *cep)
 {
 	if (!cep->sock)
 		return;
 	rsw_cep_unhook(cep);
-	kernel_sock_shutdown(cep->sock, SHUT_RDWR);
+	/* Its namespace is dying: reset, leave nothing behind in it. */
+	if (READ_ONCE(cep->net_gone))
+		sock_no_linger(cep->sock->sk);
+	else
+		kernel_sock_shutdown(cep->sock, SHUT_RDWR);
 	sock_release(cep->sock);
-	cep->sock = NULL;
+	rsw_cep_sock_gone(cep);
 }
 
 static int rsw_cep_send(struct rsw_cep *cep, const void *buf, size_t len)
@@ -533,6 +585,24 @@ static enum rsw_cep_state
 	[RSW_CEP_CLOSED] = rsw_cep_step_stay,
 };
 
+/*
+ * The namespace of the socket is dying (rsw_cm_net_exit()): a handshake
+ * fails as on any error; a connection not yet taken by its QP closes.
+ * An event already due goes first (the work runs again after it).
+ */
+static enum rsw_cep_state rsw_cep_step(struct rsw_cep *cep)
+{
+	if (!READ_ONCE(cep->net_gone) || !cep->sock ||
+	    cep->ev != RSW_CEP_EV_NONE)
+		return rsw_cep_steps[cep->state](cep);
+	if (cep->state != RSW_CEP_CONNECTED)
+		return rsw_cep_fail(cep, -ENETDOWN, RSW_MPA_OK);
+	cep->ev = RSW_CEP_EV_CLOSED;
+	cep->evd = (struct rsw_cm_event) { .status = -ENETDOWN };
+	rsw_cep_close_sock(cep);
+	return RSW_CEP_CLOSED;
+}
+
 /* Run the steps; return the event to deliver (copied to *@evd). */
 static enum rsw_cep_ev rsw_cep_advance(struct rsw_cep *cep,
 				       struct rsw_cm_event *evd)
@@ -543,7 +613,7 @@ static enum rsw_cep_ev rsw_cep_advance(struct rsw_cep *cep,
 	mutex_lock(&cep->lock);
 	do {
 		prev = cep->state;
-		cep->state = rsw_cep_steps[prev](cep);
+		cep->state = rsw_cep_step(cep);
 		if (cep->state != prev)
 			rsw_cep_dbg(cep, "from %s\n", rsw_cep_state_name(prev));
 	} while (cep->state != prev);
@@ -640,6 +710,8 @@ static void rsw_listen_add_child(struct rsw_cep *l, struct socket *sock)
 	cep->timeout_jiffies = l->timeout_jiffies;
 	cep->state = RSW_CEP_AWAIT_REQUEST;
 	cep->sock = sock;
+	cep->net = l->net;
+	rsw_cep_publish(cep);	/* if not, its work fails it at once */
 	kref_get(&l->ref);
 	cep->listener = l;
 	rsw_mpa_rx_init(&cep->rx, false, 0);
@@ -690,7 +762,7 @@ static int rsw_cep_socket(struct rsw_cep *cep, struct net *net,
 static void rsw_cep_release_sock(struct rsw_cep *cep)
 {
 	sock_release(cep->sock);
-	cep->sock = NULL;
+	rsw_cep_sock_gone(cep);
 }
 
 /*
@@ -724,6 +796,8 @@ struct rsw_cep *rsw_cm_listen(const struct rsw_cm_args *args)
 	l->state = RSW_CEP_LISTENING;
 	rsw_cep_hook(l, NULL);
 	ret = kernel_listen(l->sock, args->backlog ?: SOMAXCONN);
+	if (!ret && !rsw_cep_publish(l))
+		ret = -ENETDOWN;
 	if (ret)
 		goto err_unhook;
 	rsw_cep_dbg(l, "listening\n");
@@ -831,6 +905,7 @@ struct rsw_cep *rsw_cm_connect(const struct rsw_cm_args *args)
 	if (!cep->dead && (cep->state == RSW_CEP_CONNECTING ||
 			   cep->state == RSW_CEP_AWAIT_REPLY))
 		rsw_cep_arm_timeout(cep);
+	rsw_cep_publish(cep);	/* if not, the work fails it at once */
 	mutex_unlock(&cep->lock);
 	rsw_cep_queue(cep);
 	rsw_cep_dbg(cep, "connecting\n");
@@ -971,7 +1046,7 @@ struct socket *rsw_cm_take_socket(struct rsw_cep *cep)
 	if (cep->state == RSW_CEP_CONNECTED && cep->sock) {
 		rsw_cep_unhook(cep);
 		sock = cep->sock;
-		cep->sock = NULL;
+		rsw_cep_sock_gone(cep);
 	}
 	mutex_unlock(&cep->lock);
 	return sock;
@@ -1005,17 +1080,32 @@ static void rsw_cep_stop(struct rsw_cep *cep)
 		rsw_cep_put(cep);
 }
 
+/*
+ * Stop accepting and close the listening socket (once: its owner's destroy
+ * and rsw_cm_net_exit() may both come).  Children are left alone.
+ */
+static void rsw_listen_close(struct rsw_cep *l, bool dead)
+{
+	mutex_lock(&l->children_lock);
+	l->state = RSW_CEP_CLOSED;	/* rsw_listen_work accepts no more */
+	if (dead)
+		l->dead = true;
+	mutex_unlock(&l->children_lock);
+	mutex_lock(&l->lock);
+	if (l->sock) {
+		rsw_cep_unhook(l);
+		rsw_cep_release_sock(l);
+	}
+	mutex_unlock(&l->lock);
+	if (cancel_work_sync(&l->work))
+		rsw_cep_put(l);
+}
+
 static void rsw_listen_stop(struct rsw_cep *l)
 {
 	struct rsw_cep *child;
 
-	mutex_lock(&l->children_lock);
-	l->state = RSW_CEP_CLOSED;
-	l->dead = true;
-	mutex_unlock(&l->children_lock);
-	rsw_cep_unhook(l);
-	if (cancel_work_sync(&l->work))
-		rsw_cep_put(l);
+	rsw_listen_close(l, true);
 	for (;;) {
 		mutex_lock(&l->children_lock);
 		child = list_first_entry_or_null(&l->children, struct rsw_cep,
@@ -1028,7 +1118,6 @@ static void rsw_listen_stop(struct rsw_cep *l)
 		rsw_cep_stop(child);
 		rsw_cep_put(child);
 	}
-	rsw_cep_release_sock(l);
 }
 
 /*
@@ -1047,6 +1136,56 @@ void rsw_cm_destroy(struct rsw_cep *cep)
 	rsw_cep_put(cep);
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_cm_destroy);
+
+/* A published cep of @net still has a socket, or none. */
+static bool rsw_cm_net_busy(struct net *net)
+{
+	struct rsw_cep *cep;
+	bool busy = false;
+
+	spin_lock_bh(&rsw_ceps_lock);
+	list_for_each_entry(cep, &rsw_ceps, all_link) {
+		if (cep->net == net && READ_ONCE(cep->sock)) {
+			busy = true;
+			break;
+		}
+	}
+	spin_unlock_bh(&rsw_ceps_lock);
+	return busy;
+}
+
+/* The next published cep of @net not yet told, referenced and marked. */
+static struct rsw_cep *rsw_cm_net_next(struct net *net)
+{
+	struct rsw_cep *cep, *found = NULL;
+
+	spin_lock_bh(&rsw_ceps_lock);
+	list_for_each_entry(cep, &rsw_ceps, all_link) {
+		if (cep->net != net || READ_ONCE(cep->net_gone) ||
+		    !kref_get_unless_zero(&cep->ref))
+			continue;
+		WRITE_ONCE(cep->net_gone, true);
+		found = cep;
+		break;
+	}
+	spin_unlock_bh(&rsw_ceps_lock);
+	return found;
+}
+
+void rsw_cm_net_exit(struct net *net)
+{
+	struct rsw_cep *cep;
+
+	might_sleep();
+	while ((cep = rsw_cm_net_next(net))) {
+		if (cep->listening)
+			rsw_listen_close(cep, false);
+		else
+			rsw_cep_queue(cep);
+		rsw_cep_put(cep);
+	}
+	wait_event(rsw_cep_sock_wait, !rsw_cm_net_busy(net));
+}
 
 int rsw_cm_init(void)
 {

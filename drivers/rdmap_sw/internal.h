@@ -550,6 +550,11 @@ int rsw_stream_stats(struct rsw_qp *qp, struct rsw_stream_stats *st);
  * wait for the work and free the stream.  Process context, may sleep.
  */
 void rsw_stream_free(struct rsw_qp *qp);
+/*
+ * Namespace @net is dying (pernet .pre_exit): end its streams abortively
+ * and wait until they have released their sockets.  May sleep.
+ */
+void rsw_stream_net_exit(struct net *net);
 
 /*
  * iw.c - the iw_cm provider ops over cm.c and stream.c (event orders and
@@ -583,6 +588,11 @@ struct socket *rsw_cm_take_socket(struct rsw_cep *cep);
 const struct rsw_cm_listen_stats *rsw_cm_listen_stats(struct rsw_cep *l);
 /* CEPs alive module-wide (leak checks) and state names (debug). */
 int rsw_cm_live(void);
+/*
+ * Namespace @net is dying (pernet .pre_exit): close its listeners, fail
+ * its handshakes, and wait until no cep has a socket there.  May sleep.
+ */
+void rsw_cm_net_exit(struct net *net);
 const char *rsw_cep_state_name(unsigned int s);
 
 #endif /* RDMAP_SW_INTERNAL_H */

@@ -6,6 +6,7 @@
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/rtnetlink.h>
+#include <net/net_namespace.h>
 #include <rdma/rdma_netlink.h>
 #include <rdma/rdmap_sw-abi.h>
 
@@ -355,6 +356,22 @@ static void rsw_remove_all(void)
 	}
 }
 
+/*
+ * A namespace is dying.  Our kernel sockets do not keep it alive, so
+ * before its exit methods run (loopback, TCP and the rest of its state
+ * go), close everything we have in it: handshakes and listeners first (no
+ * new stream gets a socket there after that), then the streams.
+ */
+static void __net_exit rsw_net_pre_exit(struct net *net)
+{
+	rsw_cm_net_exit(net);
+	rsw_stream_net_exit(net);
+}
+
+static struct pernet_operations rsw_net_ops = {
+	.pre_exit = rsw_net_pre_exit,
+};
+
 static int __init rsw_init(void)
 {
 	int ret;
@@ -374,12 +391,17 @@ static int __init rsw_init(void)
 	ret = rsw_iw_init();
 	if (ret)
 		goto err_stream_exit;
-	ret = register_netdevice_notifier(&rsw_netdev_nb);
+	ret = register_pernet_subsys(&rsw_net_ops);
 	if (ret)
 		goto err_iw_exit;
+	ret = register_netdevice_notifier(&rsw_netdev_nb);
+	if (ret)
+		goto err_pernet;
 	rdma_link_register(&rsw_link_ops);
 	return 0;
 
+err_pernet:
+	unregister_pernet_subsys(&rsw_net_ops);
 err_iw_exit:
 	rsw_iw_exit();
 err_stream_exit:
@@ -397,13 +419,15 @@ err_destroy_wq:
  * Teardown order: no new devices (link ops), then no live devices, then no
  * netdev events (unregistering the notifier replays NETDEV_UNREGISTER for
  * every netdev, harmless once the list holds only dead devices), then no
- * reap work left.
+ * namespace hook (its .pre_exit runs for every live namespace and finds
+ * nothing left), then no reap work left.
  */
 static void __exit rsw_exit(void)
 {
 	rdma_link_unregister(&rsw_link_ops);
 	rsw_remove_all();
 	unregister_netdevice_notifier(&rsw_netdev_nb);
+	unregister_pernet_subsys(&rsw_net_ops);
 	rsw_iw_exit();
 	rsw_stream_exit();
 	rsw_cm_exit();

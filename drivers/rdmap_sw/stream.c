@@ -35,6 +35,20 @@
  * Untagged messages are accepted in order only: the window of a queue is
  * its next MSN, so a segment of a later message (which a sender on one TCP
  * stream has no reason to send early) is refused as "no buffer".
+ *
+ * Lifetime.  The stream is allocated by rsw_stream_attach(), owned by its
+ * QP (qp->stream) and freed by rsw_stream_free() from destroy_qp, after
+ * the stream ended (DONE), which drops the QP reference the stream took.
+ * The socket is the stream's from attach to rsw_stream_end(), which
+ * releases it.  Socket callbacks find the stream through sk_user_data
+ * under RCU until the end unhooks them.
+ *
+ * Network namespaces.  The socket pins no namespace.  While it has its
+ * socket, a stream is on rsw_streams with the socket's namespace; when
+ * that namespace dies, rsw_stream_net_exit() (pernet .pre_exit, main.c)
+ * marks its streams net_gone, which ends them abortively (-ENETDOWN) at
+ * their next run, and waits until they have released their sockets.  A
+ * socket of a namespace already dying is refused at attach.
  */
 #include <linux/net.h>
 #include <linux/slab.h>
@@ -54,6 +68,10 @@
 #define RSW_STREAM_TX_BUDGET	32
 
 static struct workqueue_struct *rsw_stream_wq;
+/* Streams with a socket, by namespace (see the top); woken at each end. */
+static LIST_HEAD(rsw_streams);
+static DEFINE_SPINLOCK(rsw_streams_lock);
+static DECLARE_WAIT_QUEUE_HEAD(rsw_streams_wait);
 
 enum rsw_stream_phase {
 	RSW_STREAM_IDLE,
@@ -80,6 +98,9 @@ struct rsw_stream {
 	void *ctx;
 	struct rsw_mpa_conn conn;
 	bool initiator;
+	struct net *net;		/* the socket's; compared, never used */
+	struct list_head link;		/* on rsw_streams while it has one */
+	bool net_gone;			/* set by rsw_stream_net_exit() */
 
 	/* Everything below: the work item only. */
 	enum rsw_stream_phase phase;
@@ -173,6 +194,28 @@ static void rsw_stream_unhook(struct rsw_stream *s)
 }
 
 /* ------------------------------------------------------------- helpers */
+
+/* List @s (its socket in s->net); false if that namespace is dying. */
+static bool rsw_stream_list(struct rsw_stream *s)
+{
+	bool live;
+
+	spin_lock_bh(&rsw_streams_lock);
+	live = check_net(s->net);
+	if (live)
+		list_add_tail(&s->link, &rsw_streams);
+	spin_unlock_bh(&rsw_streams_lock);
+	return live;
+}
+
+/* @s has released its socket. */
+static void rsw_stream_unlist(struct rsw_stream *s)
+{
+	spin_lock_bh(&rsw_streams_lock);
+	list_del_init(&s->link);
+	spin_unlock_bh(&rsw_streams_lock);
+	wake_up_all(&rsw_streams_wait);
+}
 
 static void rsw_stream_set_term(struct rsw_rx_term *t, u8 layer, u8 etype,
 				u8 ecode)
@@ -565,11 +608,29 @@ static bool rsw_stream_rx(struct rsw_stream *s)
 
 /* ----------------------------------------------------------------- TX */
 
-/* The initiator's ready-to-receive message (RFC 6581), completing nothing. */
+/* The RTR is the message in progress (the sink took it only in part). */
+static bool rsw_stream_rtr_busy(const struct rsw_stream *s)
+{
+	return s->rtr_send && s->tx.msg.kind != RSW_TX_IDLE;
+}
+
+/*
+ * The initiator's ready-to-receive message (RFC 6581): 0 once it is out.
+ * No WQE stands behind it (it has no SQ ticket), so the engine runs
+ * without the QP for it, started or resumed, and completes nothing;
+ * s->rtr_send marks it until it is out.  It goes before anything else, so
+ * while it is marked the engine holds nothing of the send queue either,
+ * and an end has nothing to flush (rsw_stream_tx_abort()).
+ */
 static int rsw_stream_send_rtr(struct rsw_stream *s)
 {
 	struct rdmap_sw_sqe *sqe = &s->tx.sqe;
+	int ret;
 
+	if (rsw_stream_rtr_busy(s)) {
+		ret = rsw_tx_process(&s->tx, NULL, 0);	/* takes no WQE */
+		goto out;
+	}
 	memset(sqe, 0, offsetof(struct rdmap_sw_sqe, sge));
 	switch (s->conn.rtr) {
 	case RSW_MPA_RTR_WRITE:
@@ -583,7 +644,26 @@ static int rsw_stream_send_rtr(struct rsw_stream *s)
 		sqe->opcode = RDMAP_SW_WR_SEND;
 		break;
 	}
-	return rsw_tx_wqe(&s->tx, NULL, sqe, 0);
+	ret = rsw_tx_wqe(&s->tx, NULL, sqe, 0);
+out:
+	if (!ret)
+		s->rtr_send = false;
+	return ret;
+}
+
+/*
+ * The stream died: flush what the engine holds of the send queue.  An RTR
+ * in progress is all it holds then, and it is no WQE: nothing to flush.
+ */
+static void rsw_stream_tx_abort(struct rsw_stream *s)
+{
+	u32 idx;
+
+	if (rsw_stream_rtr_busy(s))
+		return;
+	if (s->rtr_read && rsw_tx_read_done(&s->tx, &idx))
+		s->rtr_read = false;	/* completes nothing */
+	rsw_tx_abort(&s->tx, s->qp);
 }
 
 /* Owed Read Responses, oldest first, between messages. */
@@ -623,11 +703,10 @@ static bool rsw_stream_tx(struct rsw_stream *s)
 	s->stats.tx_calls++;
 	if (s->rtr_send) {
 		ret = rsw_stream_send_rtr(s);
-		if (ret && ret != -EAGAIN)
-			goto fail;
-		s->rtr_send = false;
+		if (ret == -EAGAIN)
+			return false;		/* write space wakes us */
 		if (ret)
-			return false;
+			goto fail;
 	}
 	ret = rsw_stream_tx_rresp(s);
 	if (ret == -EACCES)
@@ -660,15 +739,12 @@ static void rsw_stream_end(struct rsw_stream *s, bool abort)
 	struct rsw_stream_recv *r = &s->recv;
 	struct rsw_rq_result flush = { .status = RDMAP_SW_WC_WR_FLUSH_ERR };
 	struct rsw_qp *qp = s->qp;
-	u32 idx;
 
 	s->phase = RSW_STREAM_DONE;
 	cancel_delayed_work(&s->linger);
 	rsw_stream_unhook(s);
 	rsw_qp_set_error(qp);
-	if (s->rtr_read && rsw_tx_read_done(&s->tx, &idx))
-		s->rtr_read = false;	/* completes nothing */
-	rsw_tx_abort(&s->tx, qp);
+	rsw_stream_tx_abort(s);
 	if (r->active && !r->rtr) {
 		if (r->status)
 			flush.status = r->status;
@@ -679,6 +755,7 @@ static void rsw_stream_end(struct rsw_stream *s, bool abort)
 		sock_no_linger(s->sock->sk);
 	sock_release(s->sock);
 	s->sock = NULL;
+	rsw_stream_unlist(s);
 	rsw_qp_stream_done(qp);
 	if (s->ops && s->ops->closed)
 		s->ops->closed(s->ctx, s->status);
@@ -698,16 +775,15 @@ static void rsw_stream_terminate(struct rsw_stream *s)
 {
 	enum ib_event_type ev = IB_EVENT_QP_FATAL;
 
-	u32 idx;
-
 	s->term_due = false;
 	if (rsw_stream_term_is_access(s->term.layer, s->term.etype))
 		ev = IB_EVENT_QP_ACCESS_ERR;
-	/* In the middle of an FPDU there is no place to put it. */
-	if (!s->ts.skip) {
-		if (s->rtr_read && rsw_tx_read_done(&s->tx, &idx))
-			s->rtr_read = false;	/* completes nothing */
-		rsw_tx_abort(&s->tx, s->qp);
+	/*
+	 * In the middle of an FPDU there is no place to put it, nor behind
+	 * an RTR still in the socket's way (which lingering sends first).
+	 */
+	if (!s->ts.skip && !rsw_stream_rtr_busy(s)) {
+		rsw_stream_tx_abort(s);
 		if (rsw_tx_terminate(&s->tx, &s->term) >= 0 ||
 		    s->tx.msg.kind == RSW_TX_TERM) {
 			s->stats.term_sent = 1;
@@ -727,7 +803,9 @@ static bool rsw_stream_linger_step(struct rsw_stream *s)
 	int ret = 0;
 
 	if (!s->fin_sent) {
-		if (s->tx.msg.kind != RSW_TX_IDLE)
+		if (rsw_stream_rtr_busy(s))
+			ret = rsw_stream_send_rtr(s);
+		else if (s->tx.msg.kind != RSW_TX_IDLE)
 			ret = rsw_tx_process(&s->tx, s->qp, 0);
 		if (ret == -EAGAIN)
 			return false;
@@ -747,6 +825,11 @@ static bool rsw_stream_broken(struct rsw_stream *s)
 	if (READ_ONCE(qp->dead) || READ_ONCE(qp->state) == RSW_QPS_ERROR) {
 		if (!s->status)
 			s->status = -ECONNABORTED;
+		return true;
+	}
+	if (READ_ONCE(s->net_gone)) {
+		if (!s->status)
+			s->status = -ENETDOWN;
 		return true;
 	}
 	/*
@@ -803,11 +886,35 @@ static bool rsw_stream_run(struct rsw_stream *s)
 	return more;
 }
 
+#if IS_ENABLED(CONFIG_KUNIT)
+/* KUnit: called first thing in each work function (see stream.h). */
+static void (*rsw_stream_kunit_stall)(bool linger);
+
+void rsw_stream_kunit_set_stall(void (*stall)(bool linger))
+{
+	WRITE_ONCE(rsw_stream_kunit_stall, stall);
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_stream_kunit_set_stall);
+
+static void rsw_stream_stall(bool linger)
+{
+	void (*stall)(bool linger) = READ_ONCE(rsw_stream_kunit_stall);
+
+	if (stall)
+		stall(linger);
+}
+#else
+static void rsw_stream_stall(bool linger)
+{
+}
+#endif
+
 static void rsw_stream_work(struct work_struct *work)
 {
 	struct rsw_stream *s = container_of(work, struct rsw_stream, work);
 	unsigned int round;
 
+	rsw_stream_stall(false);
 	for (round = 0; round < RSW_STREAM_ROUNDS; round++) {
 		bool more;
 
@@ -842,6 +949,7 @@ static void rsw_stream_linger_timeout(struct work_struct *work)
 	struct rsw_stream *s = container_of(to_delayed_work(work),
 					    struct rsw_stream, linger);
 
+	rsw_stream_stall(true);
 	rsw_stream_kick(s);
 }
 
@@ -903,9 +1011,15 @@ int rsw_stream_attach(struct rsw_qp *qp, struct socket *sock,
 	s->msn[RSW_QN_ATOMIC_RESP] = 1;
 	INIT_WORK(&s->work, rsw_stream_work);
 	INIT_DELAYED_WORK(&s->linger, rsw_stream_linger_timeout);
+	INIT_LIST_HEAD(&s->link);
+	s->net = sock_net(sk);
 	ret = rsw_stream_setup(s, qp);
 	if (ret)
 		goto err;
+	if (!rsw_stream_list(s)) {
+		ret = -ENETDOWN;
+		goto err;
+	}
 	/* Storage ULPs run over us: no reclaim recursion from the socket. */
 	sk->sk_allocation = GFP_ATOMIC;
 	sk->sk_use_task_frag = false;
@@ -922,7 +1036,10 @@ int rsw_stream_attach(struct rsw_qp *qp, struct socket *sock,
 	return 0;
 
 err:
+	if (ret == -ENETDOWN)
+		sock_no_linger(sk);	/* leave nothing in a dying namespace */
 	sock_release(sock);
+	rsw_stream_unlist(s);
 	kfree(s->rr);
 	kvfree(s);
 	return ret;
@@ -952,18 +1069,61 @@ int rsw_stream_stats(struct rsw_qp *qp, struct rsw_stream_stats *st)
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_stream_stats);
 
+/*
+ * The stream is DONE here (its last act dropped the QP reference destroy
+ * waited for), so its work queues nothing any more: neither itself nor the
+ * linger timeout.  The linger timeout may still be running, though (the
+ * end's cancel_delayed_work() cannot stop a running one), and it queues
+ * the work.  Hence the order: first wait out the linger timeout, which
+ * nothing can queue again, then the work, which nothing can queue again
+ * once the timeout is gone.  The other way round, a timeout running
+ * between the two queues the work onto the memory freed below.
+ */
 void rsw_stream_free(struct rsw_qp *qp)
 {
 	struct rsw_stream *s = qp->stream;
 
 	if (!s)
 		return;
-	cancel_work_sync(&s->work);
 	cancel_delayed_work_sync(&s->linger);
+	cancel_work_sync(&s->work);
 	WARN_ON_ONCE(s->sock);
 	qp->stream = NULL;
 	kfree(s->rr);
 	kvfree(s);
+}
+
+/* A stream of @net still has its socket. */
+static bool rsw_stream_net_busy(struct net *net)
+{
+	struct rsw_stream *s;
+	bool busy = false;
+
+	spin_lock_bh(&rsw_streams_lock);
+	list_for_each_entry(s, &rsw_streams, link) {
+		if (s->net == net) {
+			busy = true;
+			break;
+		}
+	}
+	spin_unlock_bh(&rsw_streams_lock);
+	return busy;
+}
+
+void rsw_stream_net_exit(struct net *net)
+{
+	struct rsw_stream *s;
+
+	might_sleep();
+	spin_lock_bh(&rsw_streams_lock);
+	list_for_each_entry(s, &rsw_streams, link) {
+		if (s->net != net)
+			continue;
+		WRITE_ONCE(s->net_gone, true);
+		rsw_stream_kick(s);
+	}
+	spin_unlock_bh(&rsw_streams_lock);
+	wait_event(rsw_streams_wait, !rsw_stream_net_busy(net));
 }
 
 int rsw_stream_init(void)

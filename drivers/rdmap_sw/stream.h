@@ -42,4 +42,14 @@ struct rsw_stream_stats {
 	u8 term_ecode;
 };
 
+#if IS_ENABLED(CONFIG_KUNIT)
+/*
+ * KUnit only: @stall (NULL: none) is called at the start of the stream's
+ * work (@linger false) and of its linger timeout (@linger true), before
+ * either touches the stream, so a test can hold one of them there
+ * (stream_kunit.c).
+ */
+void rsw_stream_kunit_set_stall(void (*stall)(bool linger));
+#endif
+
 #endif /* _RDMAP_SW_STREAM_H */
