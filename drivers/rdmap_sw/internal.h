@@ -262,6 +262,8 @@ int rsw_mr_fastreg(struct ib_pd *pd, const struct ib_reg_wr *wr);
  */
 enum rsw_mr_err rsw_mr_invalidate_local(struct rsw_device *rsw,
 					struct ib_pd *pd, u32 stag);
+enum rsw_mr_err rsw_mr_invalidate_local_rx(struct rsw_device *rsw,
+					   struct ib_pd *pd, u32 stag);
 enum rsw_mr_err rsw_mr_invalidate_remote(struct rsw_device *rsw,
 					 struct ib_pd *pd, u32 stag);
 /* Terminate layer/type/code for a refusal in operation @use. */

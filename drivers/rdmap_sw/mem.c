@@ -703,7 +703,7 @@ static enum rsw_mr_err rsw_mr_invalidate_locked(struct rsw_mr *mr, u32 stag,
 
 static enum rsw_mr_err rsw_mr_invalidate(struct rsw_device *rsw,
 					 struct ib_pd *pd, u32 stag,
-					 bool remote)
+					 bool remote, bool wait)
 {
 	struct rsw_mr *mr = rsw_mr_find(rsw, stag);
 	enum rsw_mr_err err;
@@ -720,11 +720,12 @@ static enum rsw_mr_err rsw_mr_invalidate(struct rsw_device *rsw,
 		err = rsw_mr_invalidate_locked(mr, stag, remote);
 		write_unlock_bh(&mr->lock);
 		/*
-		 * A peer's invalidation arrives in the receive path, which
-		 * must not sleep: it revokes access but does not wait for
-		 * pieces other streams collected before (left open).
+		 * From the receive path (a peer's Send with Invalidate, the
+		 * last Read Response of a Read with Invalidate), which must
+		 * not sleep: revoke access, but do not wait for pieces other
+		 * streams collected before (left open).
 		 */
-		if (!err && !remote)
+		if (!err && wait)
 			rsw_mr_wait_tx(mr);
 	}
 	rsw_mr_put(mr);
@@ -734,9 +735,16 @@ static enum rsw_mr_err rsw_mr_invalidate(struct rsw_device *rsw,
 enum rsw_mr_err rsw_mr_invalidate_local(struct rsw_device *rsw,
 					struct ib_pd *pd, u32 stag)
 {
-	return rsw_mr_invalidate(rsw, pd, stag, false);
+	return rsw_mr_invalidate(rsw, pd, stag, false, true);
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_mr_invalidate_local);
+
+/* The same, from the receive path: does not sleep (see above). */
+enum rsw_mr_err rsw_mr_invalidate_local_rx(struct rsw_device *rsw,
+					   struct ib_pd *pd, u32 stag)
+{
+	return rsw_mr_invalidate(rsw, pd, stag, false, false);
+}
 
 /*
  * Kernel MRs belong to a PD, not to a stream: the PD is the association
@@ -746,7 +754,7 @@ EXPORT_SYMBOL_IF_KUNIT(rsw_mr_invalidate_local);
 enum rsw_mr_err rsw_mr_invalidate_remote(struct rsw_device *rsw,
 					 struct ib_pd *pd, u32 stag)
 {
-	return rsw_mr_invalidate(rsw, pd, stag, true);
+	return rsw_mr_invalidate(rsw, pd, stag, true, false);
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_mr_invalidate_remote);
 

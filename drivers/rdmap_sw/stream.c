@@ -420,7 +420,8 @@ static bool rsw_stream_read_done(struct rsw_stream *s,
 		return true;
 	}
 	if (rd.inv &&
-	    rsw_mr_invalidate_local(s->qp->rsw, s->qp->base.pd, rd.inv_stag))
+	    rsw_mr_invalidate_local_rx(s->qp->rsw, s->qp->base.pd,
+				       rd.inv_stag))
 		status = RDMAP_SW_WC_LOC_PROT_ERR;
 	rsw_qp_sq_complete(s->qp, rd.idx, status, rd.len);
 	return true;
