@@ -627,6 +627,7 @@ static int rsw_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	struct rsw_mr_table *table = &to_rsw_dev(mr->pd->device)->mrs;
 
 	write_lock_bh(&mr->lock);
+	mr->dead = true;
 	WRITE_ONCE(mr->state, RSW_MR_INVALID);
 	write_unlock_bh(&mr->lock);
 	xa_erase(&table->xa, rsw_stag_index(mr->stag));
@@ -648,6 +649,9 @@ static int rsw_mr_fastreg_locked(struct rsw_mr *mr, u32 key, u32 rights)
 	u64 length = mr->ibmr.length;
 
 	lockdep_assert_held_write(&mr->lock);
+	/* A REG_MR that looked the MR up before dereg_mr unpublished it. */
+	if (mr->dead)
+		return -EINVAL;
 	if (mr->state == RSW_MR_VALID)
 		return -EBUSY;
 	/* The region must lie within what map_mr_sg mapped. */

@@ -105,6 +105,7 @@ struct rsw_mr {
 	rwlock_t lock;			/* BH-safe */
 	u32 stag;			/* also read locklessly by lookups */
 	enum rsw_mr_state state;
+	bool dead;			/* dereg_mr began: never VALID again */
 	u32 access;			/* IB_ACCESS_* granted */
 	u64 iova;			/* registered region: [iova, iova + length) */
 	u64 length;

@@ -1232,8 +1232,10 @@ EXPORT_SYMBOL_IF_KUNIT(rsw_qp_sq_complete);
  * new key, under a reference held while it is registered: a deregistered
  * MR is not found (LOC_PROT_ERR), and one that took its index since is
  * told apart by the identity kept at post time.  The pointer in the entry
- * is never followed.  (A dereg_mr racing with this very registration may
- * leave its unpublished MR marked valid: no lookup reaches it any more.)
+ * is never followed.  A dereg_mr racing with this very registration
+ * marks the MR dead under its lock first, and a dead MR is never made
+ * valid again (rsw_mr_fastreg fails), so no peer access can find it valid
+ * between dereg_mr's revocation and its unpublishing.
  */
 static u8 rsw_sq_exec_reg(struct rsw_qp *qp, const struct rdmap_sw_sqe *sqe)
 {
