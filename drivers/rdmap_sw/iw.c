@@ -309,6 +309,25 @@ static struct rsw_qp *rsw_iw_bind_qp(struct rsw_device *rsw, u32 qpn,
 	return NULL;
 }
 
+/*
+ * The active side's remote rights.  iw_cm grants REMOTE_WRITE and
+ * REMOTE_READ to a QP bound to one of its ids (iw_cm_init_qp_attr), and
+ * rdma_cm applies that at INIT for kernel QPs and on the passive side; but
+ * librdmacm initialises an active user QP before the iw_cm id exists, when
+ * rdma_init_qp_attr() gives no rights, and never again: rping's client
+ * would refuse the server's Reads.  So connect grants what iw_cm would; a
+ * consumer that wants less lowers them once connected (enforced in rx.c).
+ */
+static void rsw_iw_grant_remote(struct rsw_qp *qp)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	WRITE_ONCE(qp->access, qp->access | IB_ACCESS_REMOTE_WRITE |
+			       IB_ACCESS_REMOTE_READ);
+	spin_unlock_irqrestore(&qp->lock, flags);
+}
+
 static struct net *rsw_iw_net(struct rsw_device *rsw)
 {
 	return dev_net(rsw->netdev);
@@ -333,6 +352,7 @@ static int rsw_iw_connect(struct iw_cm_id *cm_id,
 	qp = rsw_iw_bind_qp(rsw, param->qpn, "connect");
 	if (!qp)
 		return -EINVAL;
+	rsw_iw_grant_remote(qp);
 	rsw_iw_params(&lp, param);
 	if (local->sa_family == args.remote->sa_family)
 		args.local = local;
