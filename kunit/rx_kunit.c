@@ -448,11 +448,10 @@ static void rx_fail(struct rx_stream *s, bool placed, u8 layer, u8 etype,
 	}
 	e = rx_expect(s, EV_STOP);
 	e->seg = seg;
-	e->term.layer = layer;
-	e->term.etype = etype;
-	e->term.ecode = ecode;
-	e->term.ddp_hdr = d;
-	e->term.rdma_hdr = r;
+	e->term = (struct rsw_rx_term) {
+		.layer = layer, .etype = etype, .ecode = ecode,
+		.ddp_hdr = d, .rdma_hdr = r,
+	};
 }
 
 static void rx_fail_mr(struct rx_stream *s, enum rsw_mr_err err)

@@ -882,11 +882,13 @@ static void tx_terminate(struct kunit *test)
 	bad->ddp.msn = cpu_to_be32(9);
 	bad->rreq.src_stag = cpu_to_be32(0x1234);
 	bad->rreq.read_size = cpu_to_be32(77);
-	t->layer = RSW_TERM_LAYER_RDMAP;
-	t->etype = RSW_RDMAP_ET_REMOTE_PROT;
-	t->ecode = RSW_RDMAP_EC_INVALID_STAG;
-	t->ddp_hdr = true;
-	t->rdma_hdr = true;
+	t->why = (struct rsw_rx_term) {
+		.layer = RSW_TERM_LAYER_RDMAP,
+		.etype = RSW_RDMAP_ET_REMOTE_PROT,
+		.ecode = RSW_RDMAP_EC_INVALID_STAG,
+		.ddp_hdr = true,
+		.rdma_hdr = true,
+	};
 	KUNIT_ASSERT_EQ(test, rsw_tx_terminate(c->tx, t), 0);
 	tx_parse(test, c, true);
 	KUNIT_ASSERT_EQ(test, c->rec->nseg, 1);
@@ -895,9 +897,9 @@ static void tx_terminate(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, c->rec->seg[0].msn, 1);
 	KUNIT_EXPECT_TRUE(test, c->rec->seg[0].last);
 	h = (const union rsw_hdr *)c->rec->seg[0].hdr_octets;
-	KUNIT_EXPECT_EQ(test, rsw_term_layer(&h->term.term), t->layer);
-	KUNIT_EXPECT_EQ(test, rsw_term_etype(&h->term.term), t->etype);
-	KUNIT_EXPECT_EQ(test, rsw_term_ecode(&h->term.term), t->ecode);
+	KUNIT_EXPECT_EQ(test, rsw_term_layer(&h->term.term), t->why.layer);
+	KUNIT_EXPECT_EQ(test, rsw_term_etype(&h->term.term), t->why.etype);
+	KUNIT_EXPECT_EQ(test, rsw_term_ecode(&h->term.term), t->why.ecode);
 	KUNIT_EXPECT_TRUE(test, rsw_term_m(&h->term.term));
 	KUNIT_EXPECT_TRUE(test, rsw_term_d(&h->term.term));
 	KUNIT_EXPECT_TRUE(test, rsw_term_r(&h->term.term));
@@ -910,8 +912,8 @@ static void tx_terminate(struct kunit *test)
 	/* A bare one (no headers known): the same queue, MSN 2. */
 	c->sink.len = 0;
 	memset(t, 0, sizeof(*t));
-	t->layer = RSW_TERM_LAYER_LLP;
-	t->ecode = RSW_MPA_EC_CRC;
+	t->why.layer = RSW_TERM_LAYER_LLP;
+	t->why.ecode = RSW_MPA_EC_CRC;
 	KUNIT_ASSERT_EQ(test, rsw_tx_terminate(c->tx, t), 0);
 	KUNIT_EXPECT_EQ(test, c->sink.len, 28);
 	tx_parse(test, c, true);
@@ -959,10 +961,10 @@ static void tx_terminate_from_rx(struct kunit *test)
 	rsw_rx_feed(&c->rx, c->sink.buf, c->sink.len);
 	KUNIT_ASSERT_TRUE(test, c->rec->stopped);
 	rsw_tx_term_from_rx(t, &c->rx);
-	KUNIT_EXPECT_EQ(test, t->layer, RSW_TERM_LAYER_RDMAP);
-	KUNIT_EXPECT_EQ(test, t->ecode, RSW_RDMAP_EC_INVALID_STAG);
-	KUNIT_EXPECT_TRUE(test, t->ddp_hdr);
-	KUNIT_EXPECT_TRUE(test, t->rdma_hdr);
+	KUNIT_EXPECT_EQ(test, t->why.layer, RSW_TERM_LAYER_RDMAP);
+	KUNIT_EXPECT_EQ(test, t->why.ecode, RSW_RDMAP_EC_INVALID_STAG);
+	KUNIT_EXPECT_TRUE(test, t->why.ddp_hdr);
+	KUNIT_EXPECT_TRUE(test, t->why.rdma_hdr);
 
 	c->sink.len = 0;
 	KUNIT_ASSERT_EQ(test, rsw_tx_terminate(c->tx, t), 0);

@@ -464,9 +464,11 @@ static void rsw_cep_send_term(struct rsw_cep *cep, enum rsw_mpa_reason r)
 {
 	const struct rsw_mpa_reason_info *ri = rsw_mpa_reason(r);
 	struct rsw_tx_term t = {
-		.layer = RSW_TERM_LAYER_LLP,
-		.etype = RSW_LLP_ET_MPA,
-		.ecode = ri->ecode,
+		.why = {
+			.layer = RSW_TERM_LAYER_LLP,
+			.etype = RSW_LLP_ET_MPA,
+			.ecode = ri->ecode,
+		},
 	};
 	struct rsw_tx_config cfg = {
 		.crc = cep->rx.frame.crc,

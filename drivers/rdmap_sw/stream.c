@@ -539,11 +539,7 @@ static void rsw_stream_rx_stop(void *ctx, const struct rsw_rx_seg *seg,
 		return;
 	}
 	memset(t, 0, sizeof(*t));
-	t->layer = term->layer;
-	t->etype = term->etype;
-	t->ecode = term->ecode;
-	t->ddp_hdr = term->ddp_hdr;
-	t->rdma_hdr = term->rdma_hdr;
+	t->why = *term;
 	memcpy(t->hdr, s->rx.hdr_octets, sizeof(t->hdr));
 	s->term_due = true;
 }
@@ -682,9 +678,7 @@ static int rsw_stream_tx_rresp(struct rsw_stream *s)
 		s->rr_head++;
 		if (ret == -EACCES) {
 			memset(&s->term, 0, sizeof(s->term));
-			s->term.layer = term.layer;
-			s->term.etype = term.etype;
-			s->term.ecode = term.ecode;
+			s->term.why = term;
 			s->term_due = true;
 			s->rx_end = true;
 			s->status = -ECONNABORTED;
@@ -777,7 +771,7 @@ static void rsw_stream_terminate(struct rsw_stream *s)
 	enum ib_event_type ev = IB_EVENT_QP_FATAL;
 
 	s->term_due = false;
-	if (rsw_stream_term_is_access(s->term.layer, s->term.etype))
+	if (rsw_stream_term_is_access(s->term.why.layer, s->term.why.etype))
 		ev = IB_EVENT_QP_ACCESS_ERR;
 	/*
 	 * In the middle of an FPDU there is no place to put it, nor behind
@@ -788,9 +782,9 @@ static void rsw_stream_terminate(struct rsw_stream *s)
 		if (rsw_tx_terminate(&s->tx, &s->term) >= 0 ||
 		    s->tx.msg.kind == RSW_TX_TERM) {
 			s->stats.term_sent = 1;
-			s->stats.term_layer = s->term.layer;
-			s->stats.term_etype = s->term.etype;
-			s->stats.term_ecode = s->term.ecode;
+			s->stats.term_layer = s->term.why.layer;
+			s->stats.term_etype = s->term.why.etype;
+			s->stats.term_ecode = s->term.why.ecode;
 		}
 	}
 	rsw_qp_set_error(s->qp);

@@ -55,24 +55,25 @@ static u32 rsw_tx_term_hdr(struct rsw_tx *tx, struct rsw_tx_fpdu *f,
 			   const struct rsw_tx_term *t)
 {
 	const struct rsw_ctrl *inner = (const struct rsw_ctrl *)t->hdr;
+	const struct rsw_rx_term *why = &t->why;
 	struct rsw_rdmap_term *term = &f->hdr.term.term;
 	u32 len = sizeof(struct rsw_hdr_term);
 	u32 ddp_len = 0;
 
 	rsw_tx_untagged(tx, &f->hdr.term.ddp, RSW_QN_TERMINATE, 0);
 	term->ctrl = 0;
-	rsw_term_set_layer(term, t->layer);
-	rsw_term_set_etype(term, t->etype);
-	rsw_term_set_ecode(term, t->ecode);
-	rsw_term_set_m(term, t->ddp_hdr);
-	rsw_term_set_d(term, t->ddp_hdr);
-	rsw_term_set_r(term, t->rdma_hdr);
-	if (t->ddp_hdr) {
+	rsw_term_set_layer(term, why->layer);
+	rsw_term_set_etype(term, why->etype);
+	rsw_term_set_ecode(term, why->ecode);
+	rsw_term_set_m(term, why->ddp_hdr);
+	rsw_term_set_d(term, why->ddp_hdr);
+	rsw_term_set_r(term, why->rdma_hdr);
+	if (why->ddp_hdr) {
 		ddp_len = RSW_MPA_HDR_LEN + rsw_ddp_hdr_len(rsw_ddp_tagged(inner));
 		memcpy(f->hdr_octets + len, t->hdr, ddp_len);
 		len += ddp_len;
 	}
-	if (t->rdma_hdr) {
+	if (why->rdma_hdr) {
 		memcpy(f->hdr_octets + len,
 		       t->hdr + sizeof(struct rsw_ddp_untagged),
 		       RSW_RDMAP_RREQ_LEN);
@@ -681,11 +682,7 @@ void rsw_tx_term_from_rx(struct rsw_tx_term *t, const struct rsw_rx *rx)
 	memset(t, 0, sizeof(*t));
 	if (!rt)
 		return;
-	t->layer = rt->layer;
-	t->etype = rt->etype;
-	t->ecode = rt->ecode;
-	t->ddp_hdr = rt->ddp_hdr;
-	t->rdma_hdr = rt->rdma_hdr;
+	t->why = *rt;
 	memcpy(t->hdr, rx->hdr_octets, sizeof(t->hdr));
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_tx_term_from_rx);
@@ -701,10 +698,10 @@ int rsw_tx_terminate(struct rsw_tx *tx, const struct rsw_tx_term *t)
 	m->op = RSW_OP_TERMINATE;
 	m->term = *t;
 	/* Headers of a Read Request travel only after an untagged one. */
-	if (m->term.rdma_hdr &&
-	    (!m->term.ddp_hdr ||
+	if (m->term.why.rdma_hdr &&
+	    (!m->term.why.ddp_hdr ||
 	     rsw_ddp_tagged((const struct rsw_ctrl *)m->term.hdr)))
-		m->term.rdma_hdr = false;
+		m->term.why.rdma_hdr = false;
 	return rsw_tx_resume(tx, NULL);
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_tx_terminate);

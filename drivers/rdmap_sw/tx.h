@@ -125,16 +125,13 @@ struct rsw_tx_rresp {
 };
 
 /*
- * A Terminate to send (RFC 5040 section 4.8): the reason, and the headers
- * of the offending segment when known (as rsw_rx_term says, the octets
- * from rsw_rx.hdr_octets; rsw_tx_term_from_rx() fills it).
+ * A Terminate to send (RFC 5040 section 4.8): the reason as RX reports it
+ * (@why.ddp_hdr: @hdr holds segment length + DDP header; @why.rdma_hdr: a
+ * Read Request header follows it), and those octets of the offending
+ * segment, from rsw_rx.hdr_octets (rsw_tx_term_from_rx() fills both).
  */
 struct rsw_tx_term {
-	u8 layer;
-	u8 etype;
-	u8 ecode;
-	bool ddp_hdr;		/* @hdr holds segment length + DDP header */
-	bool rdma_hdr;		/* @hdr holds a Read Request header after it */
+	struct rsw_rx_term why;
 	u8 hdr[RSW_HDR_MAX_LEN];
 };
 
