@@ -116,6 +116,7 @@ static void t_connect_request(void *ctx, struct rsw_cep *cep,
 		s->accept_ret = rsw_cm_accept(cep, &s->accept_lp, s);
 		if (s->fpdu && !s->accept_ret) {
 			s->sock = rsw_cm_take_socket(cep);
+			rsw_cm_socket_placed(cep);	/* init_net: no exit */
 			if (s->sock)
 				send_all(s->sock, fpdu_rsp, sizeof(fpdu_rsp));
 		}
@@ -335,6 +336,7 @@ static void run_connection(struct kunit *test, const struct nego_case *c,
 
 	/* The first FPDUs were not swallowed by the MPA reader. */
 	isock = rsw_cm_take_socket(ini);
+	rsw_cm_socket_placed(ini);
 	KUNIT_ASSERT_NOT_NULL(test, isock);
 	KUNIT_ASSERT_NOT_NULL(test, ls->sock);
 	KUNIT_EXPECT_NULL(test, rsw_cm_take_socket(ini));

@@ -42,11 +42,14 @@
  * rsw_cm_net_exit() (from the pernet .pre_exit, main.c) closes every
  * socket a cep still has there before the namespace's exit methods run.
  * Every cep with a socket is published on rsw_ceps (rsw_cep_publish(),
- * after its socket exists, refused once the namespace is dying) until it
- * is freed.  Listeners are closed at once; any other cep is marked
- * net_gone and its work fails it with -ENETDOWN (connect_reply, closed or
- * a silent discard, as for any failure in its state).  rsw_cm_net_exit()
- * returns once none of them has a socket there.
+ * after its socket exists; once the namespace is dying it is listed
+ * already marked net_gone) until it is freed.  Listen and connect hold a
+ * reference on the namespace from before the socket exists until it is
+ * published (rsw_cm_pin_net()), and refuse a dying one with -ENETDOWN.
+ * Listeners are closed at once; any other cep is marked net_gone and its
+ * work fails it with -ENETDOWN (connect_reply, closed or a silent
+ * discard, as for any failure in its state).  rsw_cm_net_exit() returns
+ * once none of them has a socket there.
  */
 #include <linux/inet.h>
 #include <linux/moduleparam.h>
@@ -113,6 +116,7 @@ struct rsw_cep {
 	bool			listening;	/* a listener, for its life */
 	bool			timed_out;	/* written by the timeout */
 	bool			net_gone;	/* written by rsw_cm_net_exit() */
+	bool			handing_over;	/* socket taken, not yet placed */
 	struct net		*net;		/* of the socket; never pinned */
 	struct list_head	all_link;	/* on rsw_ceps once published */
 	enum rsw_cep_ev		ev;
@@ -168,6 +172,9 @@ static void rsw_cep_free(struct kref *ref)
 	spin_lock_bh(&rsw_ceps_lock);
 	list_del(&cep->all_link);
 	spin_unlock_bh(&rsw_ceps_lock);
+	/* Taken, never placed: a namespace exit may be waiting for it. */
+	if (WARN_ON_ONCE(cep->handing_over))
+		wake_up_all(&rsw_cep_sock_wait);
 	kfree(cep);
 	atomic_dec(&rsw_cep_live);
 	if (listener)
@@ -214,7 +221,9 @@ static struct rsw_cep *rsw_cep_alloc(const struct rsw_cm_args *args)
 
 /*
  * Let rsw_cm_net_exit() find @cep, whose socket exists: false (and
- * @cep->net_gone set) if its namespace is already dying.
+ * @cep->net_gone set) if its namespace is already dying.  Listed either
+ * way, so that an exit already waiting also waits for this socket: the
+ * caller's work item closes it at once when it sees net_gone.
  */
 static bool rsw_cep_publish(struct rsw_cep *cep)
 {
@@ -222,10 +231,9 @@ static bool rsw_cep_publish(struct rsw_cep *cep)
 
 	spin_lock_bh(&rsw_ceps_lock);
 	live = check_net(cep->net);
-	if (live)
-		list_add_tail(&cep->all_link, &rsw_ceps);
-	else
+	if (!live)
 		WRITE_ONCE(cep->net_gone, true);
+	list_add_tail(&cep->all_link, &rsw_ceps);
 	spin_unlock_bh(&rsw_ceps_lock);
 	return live;
 }
@@ -768,10 +776,25 @@ static void rsw_cep_release_sock(struct rsw_cep *cep)
 }
 
 /*
- * Listen on @args->local (port 0: any; rsw_cm_local_addr() tells which).
- * Children take @args->lp as their responder policy.  Process context.
+ * Run @set_up (which creates a socket in @args->net and publishes its
+ * cep) holding the namespace: the device's netdev pins nothing, and the
+ * socket must be published before the namespace can begin to die.
+ * -ENETDOWN if it is dying already.
  */
-struct rsw_cep *rsw_cm_listen(const struct rsw_cm_args *args)
+static struct rsw_cep *
+rsw_cm_pin_net(const struct rsw_cm_args *args,
+	       struct rsw_cep *(*set_up)(const struct rsw_cm_args *args))
+{
+	struct rsw_cep *cep;
+
+	if (!maybe_get_net(args->net))
+		return ERR_PTR(-ENETDOWN);
+	cep = set_up(args);
+	put_net(args->net);
+	return cep;
+}
+
+static struct rsw_cep *rsw_cm_listen_pinned(const struct rsw_cm_args *args)
 {
 	struct rsw_cep *l;
 	int ret;
@@ -814,6 +837,15 @@ err_release:
 err_put:
 	rsw_cep_put(l);
 	return ERR_PTR(ret);
+}
+
+/*
+ * Listen on @args->local (port 0: any; rsw_cm_local_addr() tells which).
+ * Children take @args->lp as their responder policy.  Process context.
+ */
+struct rsw_cep *rsw_cm_listen(const struct rsw_cm_args *args)
+{
+	return rsw_cm_pin_net(args, rsw_cm_listen_pinned);
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_cm_listen);
 
@@ -863,13 +895,7 @@ static int rsw_cep_start_connect(struct rsw_cep *cep,
 	return 0;
 }
 
-/*
- * Connect to @args->remote and send an MPA Request built from @args->lp;
- * the outcome comes as connect_reply.  Never blocks.  Process context.
- * connect_reply may run before this returns; an owner that destroys the
- * cep once connect_reply ran must not use the pointer returned here.
- */
-struct rsw_cep *rsw_cm_connect(const struct rsw_cm_args *args)
+static struct rsw_cep *rsw_cm_connect_pinned(const struct rsw_cm_args *args)
 {
 	struct rsw_mpa_frame req;
 	struct rsw_cep *cep;
@@ -919,6 +945,17 @@ err_release:
 err_put:
 	rsw_cep_put(cep);
 	return ERR_PTR(ret);
+}
+
+/*
+ * Connect to @args->remote and send an MPA Request built from @args->lp;
+ * the outcome comes as connect_reply.  Never blocks.  Process context.
+ * connect_reply may run before this returns; an owner that destroys the
+ * cep once connect_reply ran must not use the pointer returned here.
+ */
+struct rsw_cep *rsw_cm_connect(const struct rsw_cm_args *args)
+{
+	return rsw_cm_pin_net(args, rsw_cm_connect_pinned);
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_cm_connect);
 
@@ -1048,12 +1085,29 @@ struct socket *rsw_cm_take_socket(struct rsw_cep *cep)
 	if (cep->state == RSW_CEP_CONNECTED && cep->sock) {
 		rsw_cep_unhook(cep);
 		sock = cep->sock;
-		rsw_cep_sock_gone(cep);
+		/* Still counted by rsw_cm_net_busy() until it is placed. */
+		spin_lock_bh(&rsw_ceps_lock);
+		cep->handing_over = true;
+		WRITE_ONCE(cep->sock, NULL);
+		spin_unlock_bh(&rsw_ceps_lock);
 	}
 	mutex_unlock(&cep->lock);
 	return sock;
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_cm_take_socket);
+
+/*
+ * The socket rsw_cm_take_socket() returned is on a stream's list or
+ * released: a namespace exit waiting for @cep's socket may go on.
+ */
+void rsw_cm_socket_placed(struct rsw_cep *cep)
+{
+	spin_lock_bh(&rsw_ceps_lock);
+	cep->handing_over = false;
+	spin_unlock_bh(&rsw_ceps_lock);
+	wake_up_all(&rsw_cep_sock_wait);
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_cm_socket_placed);
 
 const struct rsw_cm_listen_stats *rsw_cm_listen_stats(struct rsw_cep *l)
 {
@@ -1139,7 +1193,7 @@ void rsw_cm_destroy(struct rsw_cep *cep)
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_cm_destroy);
 
-/* A published cep of @net still has a socket, or none. */
+/* A published cep of @net still has a socket, or is handing one over. */
 static bool rsw_cm_net_busy(struct net *net)
 {
 	struct rsw_cep *cep;
@@ -1147,7 +1201,8 @@ static bool rsw_cm_net_busy(struct net *net)
 
 	spin_lock_bh(&rsw_ceps_lock);
 	list_for_each_entry(cep, &rsw_ceps, all_link) {
-		if (cep->net == net && READ_ONCE(cep->sock)) {
+		if (cep->net == net &&
+		    (READ_ONCE(cep->sock) || cep->handing_over)) {
 			busy = true;
 			break;
 		}

@@ -13,7 +13,9 @@
  *   iw_connect(id, param)          rsw_cm_connect(); connect_reply() becomes
  *                                  IW_CM_EVENT_CONNECT_REPLY (status, PD,
  *                                  ird/ord); on success the QP takes the
- *                                  socket with rsw_cm_take_socket()
+ *                                  socket with rsw_cm_take_socket() and
+ *                                  says rsw_cm_socket_placed() once its
+ *                                  stream lists it (or it is released)
  *   connect_request()              IW_CM_EVENT_CONNECT_REQUEST with
  *                                  provider_data = the new cep
  *   iw_accept(id, param)           rsw_cm_accept(cep, ...), QP takes the

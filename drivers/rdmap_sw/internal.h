@@ -587,6 +587,7 @@ int rsw_cm_local_addr(struct rsw_cep *cep, struct sockaddr_storage *ss);
 int rsw_cm_peer_addr(struct rsw_cep *cep, struct sockaddr_storage *ss);
 /* Hand a connected cep's socket (callbacks restored) to the QP. */
 struct socket *rsw_cm_take_socket(struct rsw_cep *cep);
+void rsw_cm_socket_placed(struct rsw_cep *cep);
 const struct rsw_cm_listen_stats *rsw_cm_listen_stats(struct rsw_cep *l);
 /* CEPs alive module-wide (leak checks) and state names (debug). */
 int rsw_cm_live(void);

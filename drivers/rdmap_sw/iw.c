@@ -190,12 +190,15 @@ static int rsw_iw_attach(struct rsw_iw_ep *ep, bool initiator,
 		ret = kernel_getpeername(sock, (struct sockaddr *)&ev->remote_addr) < 0;
 	if (ret) {
 		sock_release(sock);
+		rsw_cm_socket_placed(ep->cep);
 		return -ENOTCONN;
 	}
 	ev->ird = min_t(u16, conn.ird, U8_MAX);
 	ev->ord = min_t(u16, conn.ord, U8_MAX);
-	return rsw_stream_attach(ep->qp, sock, &conn, initiator,
-				 &rsw_iw_stream_ops, ep);
+	ret = rsw_stream_attach(ep->qp, sock, &conn, initiator,
+				&rsw_iw_stream_ops, ep);
+	rsw_cm_socket_placed(ep->cep);
+	return ret;
 }
 
 /* ---------------------------------------------------------- cm.c events */

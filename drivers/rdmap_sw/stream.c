@@ -101,6 +101,7 @@ struct rsw_stream {
 	struct net *net;		/* the socket's; compared, never used */
 	struct list_head link;		/* on rsw_streams while it has one */
 	bool net_gone;			/* set by rsw_stream_net_exit() */
+	bool hooked;			/* net_exit may kick it: streams_lock */
 
 	/* Everything below: the work item only. */
 	enum rsw_stream_phase phase;
@@ -206,6 +207,23 @@ static bool rsw_stream_list(struct rsw_stream *s)
 		list_add_tail(&s->link, &rsw_streams);
 	spin_unlock_bh(&rsw_streams_lock);
 	return live;
+}
+
+/*
+ * @s is complete and hooked: from now on rsw_stream_net_exit() kicks it
+ * itself; if it marked @s before, kick it now.  Until then its work is
+ * never queued, so a failed attach can free it.
+ */
+static void rsw_stream_mark_hooked(struct rsw_stream *s)
+{
+	bool gone;
+
+	spin_lock_bh(&rsw_streams_lock);
+	s->hooked = true;
+	gone = READ_ONCE(s->net_gone);
+	spin_unlock_bh(&rsw_streams_lock);
+	if (gone)
+		rsw_stream_kick(s);
 }
 
 /* @s has released its socket. */
@@ -1028,6 +1046,7 @@ int rsw_stream_attach(struct rsw_qp *qp, struct socket *sock,
 		goto err;
 	}
 	rsw_stream_hook(s);
+	rsw_stream_mark_hooked(s);
 	return 0;
 
 err:
@@ -1115,7 +1134,9 @@ void rsw_stream_net_exit(struct net *net)
 		if (s->net != net)
 			continue;
 		WRITE_ONCE(s->net_gone, true);
-		rsw_stream_kick(s);
+		/* Not hooked: attach kicks it once it is, or frees it. */
+		if (s->hooked)
+			rsw_stream_kick(s);
 	}
 	spin_unlock_bh(&rsw_streams_lock);
 	wait_event(rsw_streams_wait, !rsw_stream_net_busy(net));
