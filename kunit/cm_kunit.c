@@ -333,6 +333,11 @@ static void run_connection(struct kunit *test, const struct nego_case *c,
 		KUNIT_EXPECT_EQ(test, ls->ird, 8);
 		KUNIT_EXPECT_EQ(test, is->ird, 2);
 	}
+	if (c->ini_rev == 1) {
+		/* No RFC 6581 numbers: the ULP hears what it could use. */
+		KUNIT_EXPECT_EQ(test, ls->ird, RSW_MAX_RD_ATOM);
+		KUNIT_EXPECT_EQ(test, ls->ord, RSW_MAX_RD_ATOM);
+	}
 
 	/* The first FPDUs were not swallowed by the MPA reader. */
 	isock = rsw_cm_take_socket(ini);

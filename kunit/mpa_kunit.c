@@ -819,9 +819,11 @@ static const struct resp_case resp_cases[] = {
 	{ "rtr_no_common", LP(2, 0, 0, RTR_W | RTR_R, 1, 0),
 	  REQ2(.p2p = 1, .rtr = RTR_S), RSW_MPA_E_NO_RTR,
 	  REQ2(.reject = 1, .ird = 1), CONN() },
+	/* A listener's IRD is 0 until its ULP accepts: Read RTR grants 1. */
 	{ "rtr_read_only_ird0", LP(2, 0, 0, RTR_ALL, 0, 0),
-	  REQ2(.p2p = 1, .rtr = RTR_R, .ord = 1), RSW_MPA_E_NO_RTR,
-	  REQ2(.reject = 1), CONN() },
+	  REQ2(.p2p = 1, .rtr = RTR_R, .ord = 1), RSW_MPA_OK,
+	  REQ2(.p2p = 1, .rtr = RTR_R, .ird = 1),
+	  CONN(.rev = 2, .enhanced = 1, .p2p = 1, .rtr = RTR_R, .ird = 1) },
 	{ "rtr_p2p_empty_offer", LP(2, 0, 0, RTR_ALL, 1, 0), REQ2(.p2p = 1),
 	  RSW_MPA_E_NO_RTR, REQ2(.reject = 1, .ird = 1), CONN() },
 	{ "rtr_bits_without_p2p", LP(2, 0, 0, RTR_ALL, 1, 0),

@@ -1425,6 +1425,12 @@ static void st_b_rreq_qp_denied(struct st_hx *x)
 	st_read_req(x, x->mr->mr->rkey, x->mr->mr->iova, 64);
 }
 
+/* A Read Request the MR and the QP allow, on a connection with IRD 0. */
+static void st_b_rreq_ird0(struct st_hx *x)
+{
+	st_read_req(x, x->mr->mr->rkey, x->mr->mr->iova, 64);
+}
+
 static void st_b_rreq_beyond_end(struct st_hx *x)
 {
 	st_read_req(x, x->mr->mr->rkey, x->mr->mr->iova + 8, ST_HX_MR_LEN);
@@ -1484,6 +1490,7 @@ struct st_bad_case {
 	u32 may_write;
 	bool rresp_first;	/* Read Responses may precede the Terminate */
 	int qp_deny;		/* rights taken from the QP in RTS first */
+	bool ird0;		/* the connection agreed IRD 0 */
 };
 
 #define ST_DDP_T	RSW_TERM_LAYER_DDP, RSW_DDP_ET_TAGGED
@@ -1557,6 +1564,10 @@ static const struct st_bad_case st_bad_cases[] = {
 	{ "read request to QP without REMOTE_READ", st_b_rreq_qp_denied,
 	  ST_RDMAP_PROT, RSW_RDMAP_EC_ACCESS, D_YES, false, ST_FLUSH,
 	  .qp_deny = IB_ACCESS_REMOTE_READ },
+	/* Review of issue 10: IRD 0 admits no Read Request, not one. */
+	{ "read request with IRD 0", st_b_rreq_ird0,
+	  ST_DDP_U, RSW_DDP_EC_U_MSN_NO_BUF, D_YES, false, ST_FLUSH,
+	  .ird0 = true },
 };
 
 static void st_bad_desc(const struct st_bad_case *c, char *desc)
@@ -1600,15 +1611,15 @@ static u32 st_fill(struct kunit *test, struct socket *sock)
  * peer-to-peer model (the raw peer speaks first), or with @rtr an
  * initiator with it (the QP speaks first: its RTR).  With @filled, the
  * QP's socket is filled first (st_fill(), octets in *@filled), so the
- * stream's first send finds it full.
+ * stream's first send finds it full.  @ird: the IRD the connection agreed.
  */
 static struct st_hx *st_hx_up_fill(struct kunit *test, bool crc,
-				   bool no_recv, u8 rtr, u32 *filled)
+				   bool no_recv, u8 rtr, u32 *filled, u32 ird)
 {
 	struct st_hx *x = kunit_kzalloc(test, sizeof(*x), GFP_KERNEL);
 	struct rsw_mpa_conn conn = {
 		.rev = RSW_MPA_REV_2, .crc = crc, .enhanced = true,
-		.p2p = !!rtr, .rtr = rtr, .ird = ST_HX_IRD, .ord = 16,
+		.p2p = !!rtr, .rtr = rtr, .ird = ird, .ord = 16,
 	};
 	struct socket *qs;
 	struct ib_sge sge;
@@ -1651,7 +1662,7 @@ static struct st_hx *st_hx_up_fill(struct kunit *test, bool crc,
 static struct st_hx *st_hx_up_rtr(struct kunit *test, bool crc, bool no_recv,
 				  u8 rtr)
 {
-	return st_hx_up_fill(test, crc, no_recv, rtr, NULL);
+	return st_hx_up_fill(test, crc, no_recv, rtr, NULL, ST_HX_IRD);
 }
 
 static struct st_hx *st_hx_up(struct kunit *test, bool crc, bool no_recv)
@@ -1739,7 +1750,8 @@ static void st_hx_check_end(struct kunit *test, struct st_hx *x,
 static void st_hostile(struct kunit *test)
 {
 	const struct st_bad_case *c = test->param_value;
-	struct st_hx *x = st_hx_up(test, !c->crc_off, c->no_recv);
+	struct st_hx *x = st_hx_up_fill(test, !c->crc_off, c->no_recv, 0, NULL,
+					c->ird0 ? 0 : ST_HX_IRD);
 	u8 *t = kunit_kzalloc(test, 256, GFP_KERNEL);
 	const struct rsw_hdr_term *th = (const void *)t;
 	const struct rsw_rdmap_term *term = &th->term;
@@ -2115,7 +2127,7 @@ static void st_peer_rtr_full(struct kunit *test)
 	struct st_hx *x;
 	u32 filled;
 
-	x = st_hx_up_fill(test, true, false, c->rtr, &filled);
+	x = st_hx_up_fill(test, true, false, c->rtr, &filled, ST_HX_IRD);
 	st_wait_tx(test, x->e);
 	/* The RTR found no room; nothing happened on the queues. */
 	st_cq_empty(test, x->e->scq, "send CQ, socket full");

@@ -458,8 +458,13 @@ static void rsw_cep_event_pd(struct rsw_cep *cep)
 
 	cep->evd.pd = f->pd;
 	cep->evd.pd_len = min_t(u16, f->pd_len, RSW_MPA_IWCM_MAX_PD);
-	cep->evd.ird = f->ird;
-	cep->evd.ord = f->ord;
+	/*
+	 * A peer that sent no RFC 6581 IRD/ORD (MPA v1, or v2 without them)
+	 * is told the most we could use, as before that negotiation existed:
+	 * a ULP accepting with its defaults then gets Reads, not IRD 0.
+	 */
+	cep->evd.ird = f->enhanced ? f->ird : RSW_MAX_RD_ATOM;
+	cep->evd.ord = f->enhanced ? f->ord : RSW_MAX_RD_ATOM;
 }
 
 /*

@@ -49,7 +49,8 @@ struct rsw_cm_event {
 	enum rsw_mpa_reason	reason;	/* MPA reason of a failure, or OK */
 	const u8		*pd;	/* peer's ULP private data */
 	u8			pd_len;
-	u16			ird;	/* peer's IRD/ORD (RFC 6581), 0 if none */
+	/* The peer's IRD/ORD (RFC 6581); RSW_MAX_RD_ATOM each if it sent none. */
+	u16			ird;
 	u16			ord;
 };
 

@@ -243,7 +243,7 @@ static void rsw_iw_connect_request(void *listen_ctx, struct rsw_cep *cep,
 		return;
 	}
 	rsw_iw_event_pd(&ev, cev);
-	/* The peer's IRD/ORD (RFC 6581), 0 if it sent none. */
+	/* The peer's IRD/ORD (RFC 6581), our maxima if it sent none. */
 	ev.ird = min_t(u16, cev->ird, U8_MAX);
 	ev.ord = min_t(u16, cev->ord, U8_MAX);
 	ev.provider_data = ep;

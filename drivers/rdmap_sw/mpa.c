@@ -221,7 +221,13 @@ EXPORT_SYMBOL_IF_KUNIT(rsw_mpa_build);
  * Negotiation.
  */
 
-/* The RTR type a responder picks from @common, or NONE. */
+/*
+ * The RTR type a responder picks from @common, or NONE.  A Read RTR needs
+ * an inbound Read: with @ird 0 it comes after Send, and when it is the
+ * only choice the responder grants IRD 1 (rsw_mpa_rtr_ird()).  A listener
+ * does not know its IRD before the ULP accepts, so a peer offering only
+ * Read (cxgb4's default) must not be refused for an IRD of 0.
+ */
 static u8 rsw_mpa_rtr_pick(u8 common, u16 ird)
 {
 	if (common & RSW_MPA_RTR_WRITE)
@@ -230,7 +236,13 @@ static u8 rsw_mpa_rtr_pick(u8 common, u16 ird)
 		return RSW_MPA_RTR_READ;
 	if (common & RSW_MPA_RTR_SEND)
 		return RSW_MPA_RTR_SEND;
-	return RSW_MPA_RTR_NONE;
+	return common & RSW_MPA_RTR_READ;
+}
+
+/* The responder's IRD once @rtr is picked: a Read RTR needs one. */
+static u16 rsw_mpa_rtr_ird(u8 rtr, u16 ird)
+{
+	return rtr == RSW_MPA_RTR_READ ? max_t(u16, ird, 1) : ird;
 }
 
 static u8 rsw_mpa_rep_rev(const struct rsw_mpa_params *lp,
@@ -313,6 +325,7 @@ enum rsw_mpa_reason rsw_mpa_accept(const struct rsw_mpa_params *lp,
 	if (rep->enhanced && req->p2p) {
 		rep->p2p = true;
 		rep->rtr = rsw_mpa_rtr_pick(lp->rtr & req->rtr, lp->ird);
+		rep->ird = rsw_mpa_rtr_ird(rep->rtr, lp->ird);
 	}
 	*conn = (struct rsw_mpa_conn) {
 		.rev = rep->rev,
@@ -320,7 +333,7 @@ enum rsw_mpa_reason rsw_mpa_accept(const struct rsw_mpa_params *lp,
 		.enhanced = rep->enhanced,
 		.p2p = rep->p2p,
 		.rtr = rep->rtr,
-		.ird = lp->ird,
+		.ird = rsw_mpa_rtr_ird(rep->rtr, lp->ird),
 		.ord = rep->enhanced ? rep->ord : lp->ord,
 	};
 	return RSW_MPA_OK;

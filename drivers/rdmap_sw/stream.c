@@ -119,9 +119,10 @@ struct rsw_stream {
 	struct rsw_stream_recv recv;
 	u32 rresp_placed;		/* octets of the Read Response so far */
 	u32 msn[RSW_QN_NUM];		/* next MSN expected per queue */
-	/* Read Requests to answer, conn.ird deep. */
+	/* Read Requests to answer: at most rr_ird (conn.ird) at once. */
 	struct rsw_tx_rresp *rr;
-	u32 rr_size;
+	u32 rr_size;			/* entries allocated, at least 1 */
+	u32 rr_ird;
 	u32 rr_head;
 	u32 rr_tail;
 
@@ -313,7 +314,7 @@ static void rsw_stream_window(void *ctx, u8 qn, u32 msn,
 		}
 		break;
 	case RSW_QN_READ_REQ:
-		w->count = s->rr_size - (s->rr_tail - s->rr_head);
+		w->count = s->rr_ird - (s->rr_tail - s->rr_head);
 		break;
 	case RSW_QN_TERMINATE:
 		w->count = 1;
@@ -982,12 +983,15 @@ static int rsw_stream_setup(struct rsw_stream *s, struct rsw_qp *qp)
 	};
 	int ret;
 
-	s->rr_size = max_t(u32, min_t(u32, s->conn.ird, RSW_MAX_RD_ATOM), 1);
+	/*
+	 * IRD 0 admits no Read Request at all: the one for a Read RTR comes
+	 * with IRD 1 (rsw_mpa_accept()).
+	 */
+	s->rr_ird = min_t(u32, s->conn.ird, RSW_MAX_RD_ATOM);
+	s->rr_size = max_t(u32, s->rr_ird, 1);
 	s->rr = kcalloc(s->rr_size, sizeof(*s->rr), GFP_KERNEL);
 	if (!s->rr)
 		return -ENOMEM;
-	if (!s->conn.ird)
-		s->rr_size = 1;	/* room for an RTR Read, if that is it */
 	ret = rsw_rx_init(&s->rx, &rcfg, &rsw_stream_rx_ops, s);
 	if (ret)
 		return ret;
