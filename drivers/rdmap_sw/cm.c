@@ -1251,7 +1251,13 @@ void rsw_cm_net_exit(struct net *net)
 
 int rsw_cm_init(void)
 {
-	rsw_cm_wq = alloc_workqueue("rdmap_sw_cm", WQ_UNBOUND, 0);
+	/*
+	 * Reclaim-safe work (rsw_iw_wq's endpoint release, kernel ULPs on
+	 * iwcm_wq or nvmet_wq) destroys ceps, which cancels their work
+	 * synchronously: that needs a queue with a rescuer too.
+	 */
+	rsw_cm_wq = alloc_workqueue("rdmap_sw_cm", WQ_UNBOUND | WQ_MEM_RECLAIM,
+				    0);
 	return rsw_cm_wq ? 0 : -ENOMEM;
 }
 
