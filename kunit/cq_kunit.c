@@ -707,6 +707,13 @@ static void rsw_kt_overflow_reports_cq_err(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, READ_ONCE(kt->bad_event));
 	KUNIT_EXPECT_EQ(test, kt->cq->overruns, 1);
 	KUNIT_EXPECT_TRUE(test, kt->cq->ctrl->flags & RDMAP_SW_CQ_F_OVERFLOW);
+
+	/* A CQ in error reports it once, however often it overruns. */
+	KUNIT_EXPECT_EQ(test, rsw_kt_push(kt, 5, RDMAP_SW_WC_SUCCESS, false),
+			-ENOSPC);
+	rsw_kt_settle(kt);
+	KUNIT_EXPECT_EQ(test, atomic_read(&kt->errs), 1);
+	KUNIT_EXPECT_EQ(test, kt->cq->overruns, 2);
 }
 
 /* Regression: a full ring must not overwrite its oldest entry. */

@@ -8,7 +8,7 @@
  * answers struct rdmap_sw_uresp_create_cq.  The producer side is the same
  * for both kinds; from the ring it reads only ctrl.cons (for "full") and
  * ctrl.notify, and whatever the process writes there can at worst drop
- * entries (overrun) or cost an event.  The process arms by raising
+ * entries (overrun: one IB_EVENT_CQ_ERR per CQ) or cost an event.  The process arms by raising
  * ctrl.notify itself, without a system call; req_notify_cq (uverbs'
  * command) does the same and nothing in the kernel relies on it being
  * called.  A satisfied arm queues notify_work, which calls the CQ's
@@ -118,6 +118,7 @@ VISIBLE_IF_KUNIT void rsw_cq_reset(struct rsw_cq *cq, u32 start)
 	ctrl->size = cq->size;
 	ctrl->mask = cq->mask;
 	ctrl->flags = 0;
+	cq->overruns = 0;	/* a reset CQ reports its next overrun */
 	WRITE_ONCE(ctrl->notify, RDMAP_SW_CQ_NOTIFY_NONE);
 	cq->prod = start;
 	cq->cons = start;
@@ -391,10 +392,15 @@ int rsw_cq_push(struct rsw_cq *cq, const struct rdmap_sw_cqe *cqe,
 	/* The consumer's index is trusted for "full or not" only. */
 	if (unlikely(cq->prod - smp_load_acquire(&cq->ctrl->cons) >=
 		     cq->size)) {
-		cq->overruns++;
 		/* The only ring flag, so no read-modify-write of the ring. */
 		WRITE_ONCE(cq->ctrl->flags, RDMAP_SW_CQ_F_OVERFLOW);
-		rsw_cq_schedule(cq, RSW_CQ_EV_ERR);
+		/*
+		 * The CQ is in error from its first overrun on: one event.
+		 * One per push would let a process that holds ctrl.cons
+		 * back queue an unbounded list of them in uverbs.
+		 */
+		if (!cq->overruns++)
+			rsw_cq_schedule(cq, RSW_CQ_EV_ERR);
 		ret = -ENOSPC;
 	} else {
 		rsw_cq_publish(cq, cqe, qp, solicited);
