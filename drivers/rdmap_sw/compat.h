@@ -116,8 +116,8 @@ static inline bool rsw_have_splice_pages(void)
 }
 
 /*
- * Set @flags on a VMA being mapped (ops.mmap): vm_flags is written through
- * vm_flags_set() from 6.3 on, directly before.
+ * Set or clear @flags on a VMA being mapped (ops.mmap): vm_flags is written
+ * through vm_flags_set()/vm_flags_clear() from 6.3 on, directly before.
  */
 static inline void rsw_vma_set_flags(struct vm_area_struct *vma,
 				     vm_flags_t flags)
@@ -126,6 +126,16 @@ static inline void rsw_vma_set_flags(struct vm_area_struct *vma,
 	vm_flags_set(vma, flags);
 #else
 	vma->vm_flags |= flags;
+#endif
+}
+
+static inline void rsw_vma_clear_flags(struct vm_area_struct *vma,
+				       vm_flags_t flags)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+	vm_flags_clear(vma, flags);
+#else
+	vma->vm_flags &= ~flags;
 #endif
 }
 

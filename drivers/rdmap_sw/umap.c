@@ -91,6 +91,8 @@ static int rsw_umap_insert_pages(struct rsw_umap *um,
 	int ret;
 
 	rsw_vma_set_flags(vma, VM_DONTEXPAND | VM_DONTDUMP);
+	/* rsw_mmap() refused PROT_EXEC; mprotect() may not add it later. */
+	rsw_vma_clear_flags(vma, VM_MAYEXEC);
 	for (off = 0; off < um->len; off += PAGE_SIZE) {
 		ret = vm_insert_page(vma, vma->vm_start + off,
 				     vmalloc_to_page(um->buf + off));
