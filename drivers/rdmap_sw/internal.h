@@ -307,6 +307,7 @@ const char *rsw_rx_state_name(enum rsw_rx_state s);
  */
 /* QP and SRQ verbs; main.c merges them into every device's ops. */
 extern const struct ib_device_ops rsw_qp_ops;
+extern const struct ib_device_ops rsw_srq_ops;
 /*
  * The CM, TX and RX hold a QP by reference: rsw_qp_lookup() finds one of
  * @rsw by QPN (e.g. for iw_get_qp) and takes a reference, NULL if there is

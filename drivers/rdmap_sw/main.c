@@ -113,6 +113,7 @@ static void rsw_init_ibdev(struct rsw_device *rsw)
 	ib_set_device_ops(ibdev, &rsw_mem_ops);
 	ib_set_device_ops(ibdev, &rsw_cq_ops);
 	ib_set_device_ops(ibdev, &rsw_qp_ops);
+	ib_set_device_ops(ibdev, &rsw_srq_ops);
 	ib_set_device_ops(ibdev, &rsw_iw_ops);
 	/* Our sockets use the real ports: no iwpmd port mapping. */
 	ibdev->iw_driver_flags = IW_F_NO_PORT_MAP;

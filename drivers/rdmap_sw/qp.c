@@ -1667,12 +1667,6 @@ const struct ib_device_ops rsw_qp_ops = {
 	.query_qp = rsw_query_qp,
 	.post_send = rsw_post_send,
 	.post_recv = rsw_post_recv,
-	.create_srq = rsw_create_srq,
-	.modify_srq = rsw_modify_srq,
-	.query_srq = rsw_query_srq,
-	.destroy_srq = rsw_destroy_srq,
-	.post_srq_recv = rsw_post_srq_recv,
 
 	INIT_RDMA_OBJ_SIZE(ib_qp, rsw_qp, base),
-	INIT_RDMA_OBJ_SIZE(ib_srq, rsw_srq, base),
 };

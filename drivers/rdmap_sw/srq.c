@@ -332,3 +332,14 @@ struct rdmap_sw_wq_ctrl *rsw_srq_uctrl(struct ib_srq *ibsrq)
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_srq_uctrl);
 #endif
+
+/* The SRQ verbs, registered next to the QP's (main.c). */
+const struct ib_device_ops rsw_srq_ops = {
+	.create_srq = rsw_create_srq,
+	.modify_srq = rsw_modify_srq,
+	.query_srq = rsw_query_srq,
+	.destroy_srq = rsw_destroy_srq,
+	.post_srq_recv = rsw_post_srq_recv,
+
+	INIT_RDMA_OBJ_SIZE(ib_srq, rsw_srq, base),
+};
