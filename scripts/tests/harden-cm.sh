@@ -11,6 +11,7 @@
 #   flock /tmp/rsw-vm.lock scripts/vm --kernel debug --timeout 900 -- \
 #       scripts/tests/harden-cm.sh
 #   RSW_STRESS=1: the destroy race runs 2000 rounds instead of 60.
+#   RSW_CM_ROUNDS=N: that many rounds (make check: 20).
 #   CASES="1 7": run only those cases (to see each fail without the fix).
 #
 #   rsw0 (rdmap_sw) --- dummy0 192.0.2.1/24; every end in this guest
@@ -39,6 +40,8 @@ VICTIM_UID=1000
 OTHER_UID=1001
 ROUNDS=60
 [ "${RSW_STRESS:-0}" = 1 ] && ROUNDS=2000
+ROUNDS=${RSW_CM_ROUNDS:-$ROUNDS}
+case "$ROUNDS" in ''|*[!0-9]*|0) echo "RSW_CM_ROUNDS must be a positive integer" >&2; exit 2 ;; esac
 [ "${RSW_KERNEL:-}" = debug ] && T_CMD_TIMEOUT=300
 CASES=${CASES:-1 2 3 4 5 6 7 8}
 want() { [[ " $CASES " == *" $1 "* ]]; }
@@ -256,7 +259,7 @@ kqp_case() {
 	check rmdir "$CFS/ports/1"
 	echo 0 >"$CFS/subsystems/$NQN/namespaces/1/enable"
 	check rmdir "$CFS/subsystems/$NQN/namespaces/1" "$CFS/subsystems/$NQN"
-	check modprobe -r nvme-rdma nvmet-rdma
+	check modprobe -r nvme-rdma nvmet-rdma null_blk
 }
 if ! want 7; then
 	:

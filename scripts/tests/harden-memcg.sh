@@ -3,8 +3,8 @@
 # User-sized kernel memory is charged to the user (issue 10, defect 7): a
 # process in a memory cgroup with a small memory.max that asks for a huge
 # CQ, or for QPs with huge rings, gets ENOMEM, while the same requests
-# outside the cgroup succeed.  Needs CGROUPS and MEMCG, which the debug
-# kernel lacks: run it on Debian's 6.12.
+# outside the cgroup succeed.  Needs CGROUPS and MEMCG (Debian's kernels
+# and the debug kernel have them).
 #
 #   scripts/build 6.12 && scripts/rdma-core provider &&
 #   scripts/vm --kernel 6.12 --timeout 600 -- scripts/tests/harden-memcg.sh
@@ -34,7 +34,7 @@ export LD_LIBRARY_PATH=$RSW_RDMA_LIB
 
 t_banner
 grep -qw memory /proc/cgroups ||
-	fail "this kernel has no memory cgroup controller (run on 6.12)"
+	fail "this kernel has no memory cgroup controller (CONFIG_MEMCG)"
 rsw_dummy_up "$DEV" "$NETDEV" "$IP/24"
 
 step "a memory cgroup with memory.max $LIMIT"

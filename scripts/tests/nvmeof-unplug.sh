@@ -25,7 +25,6 @@ READER_LIMIT=300
 reads() { awk '{ print $3 }' /sys/block/nvme0n1/stat; }
 reads_past() { [ "$(reads)" -gt "$1" ]; }
 IP=10.78.0.1
-C=/sys/kernel/config/nvmet
 
 step "rsw0 on dummy0, nvmet-rdma exporting a null_blk"
 re_begin
@@ -34,16 +33,7 @@ re_netdev dummy0 "$IP/24"
 re_attach rsw dummy0
 check modprobe null_blk nr_devices=1 memory_backed=1 gb=1
 check modprobe -a nvmet-rdma nvme-rdma
-mountpoint -q /sys/kernel/config || check mount -t configfs none /sys/kernel/config
-check mkdir "$C/subsystems/$NQN"
-echo 1 >"$C/subsystems/$NQN/attr_allow_any_host" || fail "allow_any_host"
-check mkdir "$C/subsystems/$NQN/namespaces/1"
-echo /dev/nullb0 >"$C/subsystems/$NQN/namespaces/1/device_path" || fail "device_path"
-echo 1 >"$C/subsystems/$NQN/namespaces/1/enable" || fail "enable"
-check mkdir "$C/ports/1"
-echo rdma >"$C/ports/1/addr_trtype"; echo ipv4 >"$C/ports/1/addr_adrfam"
-echo "$IP" >"$C/ports/1/addr_traddr"; echo 4420 >"$C/ports/1/addr_trsvcid"
-check ln -s "$C/subsystems/$NQN" "$C/ports/1/subsystems/$NQN"
+re_nvmet_export "$NQN" "$IP" 4420 /dev/nullb0
 
 step "connect, start reads"
 check nvme connect -t rdma -a "$IP" -s 4420 -n "$NQN" --ctrl-loss-tmo=1 \
@@ -99,11 +89,7 @@ assert_match "$T_OUT" "^dd: (error reading '/dev/nvme0n1': Input/output error|fa
 
 step "tear down and unload"
 nvme disconnect -n "$NQN" >/dev/null 2>&1 || true
-check rm "$C/ports/1/subsystems/$NQN"
-check rmdir "$C/ports/1"
-echo 0 >"$C/subsystems/$NQN/namespaces/1/enable"
-check rmdir "$C/subsystems/$NQN/namespaces/1"
-check rmdir "$C/subsystems/$NQN"
+re_nvmet_unexport "$NQN"
 check ip link del dummy0
 re_unload_all
 dmesg_clean

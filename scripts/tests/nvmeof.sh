@@ -17,7 +17,7 @@
 # fio: randrw, direct, libaio, iodepth 16, crc32c verify (verify_backlog,
 # so reads check what was written during the run; verify_fatal) at bs=4k
 # and bs=128k for N seconds each (default 30) over the first 256 MiB, with
-# --thread (the debug kernel has no SysV shm, which fio's processes need).
+# --thread.
 # Asserts no fio error and non-zero reads and writes, that MPA negotiated
 # the CRC asked for, that while the I/O runs every target QP (nvmet_rdma) is
 # in RTS on the target provider's device and every host QP (nvme_rdma) on
@@ -56,7 +56,6 @@ NQN=nqn.2026-11.org.rdmap-sw:nvmeof-test
 TGT_IP=10.78.0.1
 HOST_IP=10.78.0.2
 PORT=4420
-CFS=/sys/kernel/config/nvmet
 FIO_SIZE=256M
 # dd fallback sizes (MiB): 4 KiB direct I/O is slow under TCG and KASAN.
 declare -A DD_MIB=([4k]=16 [128k]=64)
@@ -77,12 +76,6 @@ nvme_bdev() {
 		return 0
 	done
 	return 1
-}
-
-# For poll_until: nvmet-rdma reports the port listening.  (Only grep the
-# kernel log: printing it would flood the serial console.)
-port_enabled() {
-	dmesg | grep -qF "nvmet_rdma: enabling port 1 ($TGT_IP:$PORT)"
 }
 
 # bdev_sectors: sectors read plus written on $bdev so far (/sys/block/X/stat).
@@ -267,20 +260,7 @@ else
 fi
 
 step "nvmet target: subsystem $NQN, namespace /dev/nullb0, rdma port $TGT_IP:$PORT"
-[ -d "$CFS" ] || fail "no $CFS (configfs or nvmet missing)"
-check mkdir "$CFS/subsystems/$NQN"
-echo 1 >"$CFS/subsystems/$NQN/attr_allow_any_host" || fail "attr_allow_any_host"
-check mkdir "$CFS/subsystems/$NQN/namespaces/1"
-echo -n /dev/nullb0 >"$CFS/subsystems/$NQN/namespaces/1/device_path" || fail "device_path"
-echo 1 >"$CFS/subsystems/$NQN/namespaces/1/enable" || fail "namespace enable"
-assert_file "$CFS/subsystems/$NQN/namespaces/1/enable" 1
-check mkdir "$CFS/ports/1"
-echo rdma >"$CFS/ports/1/addr_trtype" || fail "addr_trtype"
-echo ipv4 >"$CFS/ports/1/addr_adrfam" || fail "addr_adrfam"
-echo "$TGT_IP" >"$CFS/ports/1/addr_traddr" || fail "addr_traddr"
-echo "$PORT" >"$CFS/ports/1/addr_trsvcid" || fail "addr_trsvcid"
-check ln -s "$CFS/subsystems/$NQN" "$CFS/ports/1/subsystems/$NQN"
-poll_until 10 "nvmet_rdma enabled port 1 ($TGT_IP:$PORT)" port_enabled
+re_nvmet_export "$NQN" "$TGT_IP" "$PORT" /dev/nullb0
 
 step "nvme connect -t rdma -a $TGT_IP -s $PORT --host-traddr $host_ip"
 re_mpa_watch_start "$PORT"
@@ -327,11 +307,7 @@ assert_match "$T_OUT" "disconnected 1 controller" "nvme disconnect"
 poll_until 30 "$bdev gone" gone "$bdev"
 
 step "tear down the target"
-check rm "$CFS/ports/1/subsystems/$NQN"
-check rmdir "$CFS/ports/1"
-echo 0 >"$CFS/subsystems/$NQN/namespaces/1/enable" || fail "namespace disable"
-check rmdir "$CFS/subsystems/$NQN/namespaces/1"
-check rmdir "$CFS/subsystems/$NQN"
+re_nvmet_unexport "$NQN"
 
 step "delete the RDMA links and the netdevs"
 re_detach "$target"

@@ -191,7 +191,9 @@ while True:
                 n[name + "_crc"] += 1
 ' "$1" "$RE_MPA_OUT" &
 	RE_MPA_PID=$!
-	poll_until 10 "MPA sniffer on lo ready" test -e "$RE_MPA_OUT.ready"
+	# A hang guard, not a speed check: python's start on the debug
+	# kernel with the other queue's guest beside it took over 10 s.
+	poll_until 60 "MPA sniffer on lo ready" test -e "$RE_MPA_OUT.ready"
 }
 
 re_mpa_watch_stop() {
@@ -215,4 +217,49 @@ re_mpa_assert() {
 	off) assert_eq "$rep_crc" 0 "MPA replies with CRC (of $rep)" ;;
 	*) note "MPA replies with CRC: $rep_crc of $rep (no --crc given)" ;;
 	esac
+}
+
+# NVMe-oF target through nvmet's configfs.  re_nvmet_export NQN TRADDR
+# PORT BDEV: subsystem NQN (any host may connect) with BDEV as namespace 1,
+# on nvmet port 1 (rdma, IPv4 TRADDR:PORT; 0.0.0.0 listens on every RDMA
+# device); the port is enabled when this returns.  re_nvmet_unexport NQN
+# undoes it.
+RE_NVMET=/sys/kernel/config/nvmet
+re_nvmet_export() {
+	local nqn=$1 addr=$2 port=$3 bdev=$4 s=$RE_NVMET/subsystems/$1
+	# A configfs this test mounts is unmounted again (re_nvmet_unexport),
+	# so that the module it loaded can be unloaded.
+	RE_CFS_MOUNTED=0
+	if ! mountpoint -q /sys/kernel/config; then
+		check mount -t configfs none /sys/kernel/config
+		RE_CFS_MOUNTED=1
+	fi
+	[ -d "$RE_NVMET" ] || fail "no $RE_NVMET (configfs or nvmet missing)"
+	check mkdir "$s"
+	echo 1 >"$s/attr_allow_any_host" || fail "attr_allow_any_host"
+	check mkdir "$s/namespaces/1"
+	echo -n "$bdev" >"$s/namespaces/1/device_path" || fail "device_path"
+	echo 1 >"$s/namespaces/1/enable" || fail "namespace enable"
+	assert_file "$s/namespaces/1/enable" 1
+	check mkdir "$RE_NVMET/ports/1"
+	echo rdma >"$RE_NVMET/ports/1/addr_trtype" || fail "addr_trtype"
+	echo ipv4 >"$RE_NVMET/ports/1/addr_adrfam" || fail "addr_adrfam"
+	echo "$addr" >"$RE_NVMET/ports/1/addr_traddr" || fail "addr_traddr"
+	echo "$port" >"$RE_NVMET/ports/1/addr_trsvcid" || fail "addr_trsvcid"
+	check ln -s "$s" "$RE_NVMET/ports/1/subsystems/$nqn"
+	poll_until 10 "nvmet_rdma enabled port 1 ($addr:$port)" re_nvmet_enabled "$addr:$port"
+}
+
+# For poll_until: nvmet-rdma reports the port listening.  (Only grep the
+# kernel log: printing it would flood the serial console.)
+re_nvmet_enabled() { dmesg | grep -qF "nvmet_rdma: enabling port 1 ($1)"; }
+
+re_nvmet_unexport() {
+	local s=$RE_NVMET/subsystems/$1
+	check rm "$RE_NVMET/ports/1/subsystems/$1"
+	check rmdir "$RE_NVMET/ports/1"
+	echo 0 >"$s/namespaces/1/enable" || fail "namespace disable"
+	check rmdir "$s/namespaces/1"
+	check rmdir "$s"
+	[ "${RE_CFS_MOUNTED:-0}" = 0 ] || check umount /sys/kernel/config
 }
