@@ -9,6 +9,9 @@
  *     --save FILE     before each case's bytes go out, FILE gets the seed,
  *                     the case index and the bytes (hex), fsync'ed: what a
  *                     guest crash leaves behind is the crashing input
+ *     --no-fsync      do not fsync --save: for a file system that writes
+ *                     through to a host that outlives this kernel (9p
+ *                     without a cache, as fuzz.sh's run directory)
  *     --fail-dir DIR  a failing case is also saved as DIR/fuzz-S-I.hex
  *     --batch N       cases per batch (default 500): kernel log and kmemleak
  *     --bug-re RE     kernel log lines that fail a batch (scripts' RSW_BUG_RE)
@@ -19,6 +22,9 @@
  *                     own victim on PORT + 10 * worker (default 1); the
  *                     object counts are then compared between batches
  *     --keep-going    do not stop at the first failing case
+ *     --replay FILE   run the cases listed in FILE ("SEED CASE ..." lines,
+ *                     '#' comments) instead of --seed/--first/--cases, in
+ *                     one process, as one batch
  *     -v              print every case
  *
  * One process plays the victim and the attacker.  The victim opens an
@@ -67,6 +73,8 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/klog.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -93,7 +101,12 @@
 #include "wait.h"
 #include "fuzz-wire.h"
 
-#define GEN_VERSION	1	/* bump when the same seed gives other cases */
+/*
+ * Bump when the same seed gives other cases.  2: the octets of gen 1, but a
+ * chunked body is split only where it matters (body_piece()); cases
+ * without chunks are the same.
+ */
+#define GEN_VERSION	2
 
 #define REGION		16384
 #define SMALL		4096		/* ro and na MRs */
@@ -108,6 +121,11 @@
 #define MAXF		64		/* FPDUs of a case */
 #define SENTINEL_LEN	16
 #define ZW_LEN		65536		/* temporary MR of the dereg case */
+#define MAX_DELAYS	64		/* timed pauses in one transmission */
+#define PUMP_MS		50		/* longest sleep of one pump() round */
+#define ZW_STILL_MS	50		/* a shut window: nothing new for this */
+#define SPLIT_HEAD	48		/* octets of an FPDU sent in chunks */
+#define SPLIT_TAIL	8
 
 enum expect { EXP_OK, EXP_TERM, EXP_ERR, EXP_ANY };
 static const char *const exp_name[] = { "ok", "terminate", "error", "any" };
@@ -122,11 +140,11 @@ static const char *const end_name[] = {
 };
 
 static struct {
-	const char *dev, *ip, *save, *fail_dir, *bug_re;
+	const char *dev, *ip, *save, *fail_dir, *bug_re, *replay;
 	int port, verbose;
 	uint64_t seed, first, cases;
 	unsigned int batch, count_every, jobs;
-	bool kmemleak, keep_going;
+	bool kmemleak, keep_going, no_fsync;
 } o = { .cases = 100, .batch = 500, .count_every = 50, .jobs = 1 };
 
 #define MAX_JOBS	16
@@ -138,6 +156,7 @@ static struct {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
+	struct ibv_comp_channel *cch;	/* wakes pump() for v.cq */
 	uint8_t *region_area, *ro_area, *na_area, *recv_area;
 	struct ibv_mr *region_mr, *ro_mr, *na_mr, *recv_mr;
 	/* control connection */
@@ -213,6 +232,7 @@ struct kase {
 	uint8_t *zw_buf;
 	struct ibv_mr *zw_mr;
 	/* verdict */
+	double secs;		/* the case took */
 	bool failed;
 	char why[512];
 };
@@ -222,6 +242,7 @@ static struct {
 	uint64_t mpa_muts, stale_cr, established;
 	double t_start;
 	double t_phase[5];	/* connect, run, teardown, check, save */
+	double t_exp[4], t_end[7];	/* whole cases, by kind */
 } st;
 
 static const char *const phase_name[5] = { "connect", "run", "teardown",
@@ -256,14 +277,23 @@ static void kfail(struct kase *k, const char *fmt, ...)
 	k->failed = true;
 }
 
+/* @b in hex, 32 octets a line, after a line "@name length". */
 static void hex_out(FILE *f, const char *name, const struct buf *b)
 {
-	size_t i;
+	static const char digit[] = "0123456789abcdef";
+	char line[65];
+	size_t i, n = 0;
 
-	fprintf(f, "%s %zu", name, b->len);
-	for (i = 0; i < b->len; i++)
-		fprintf(f, "%s%02x", i % 32 ? "" : "\n", b->p[i]);
-	fputc('\n', f);
+	fprintf(f, "%s %zu\n", name, b->len);
+	for (i = 0; i < b->len; i++) {
+		line[n++] = digit[b->p[i] >> 4];
+		line[n++] = digit[b->p[i] & 15];
+		if (n == 64 || i + 1 == b->len) {
+			line[n] = 0;
+			fprintf(f, "%s\n", line);
+			n = 0;
+		}
+	}
 }
 
 static void case_dump(FILE *f, const struct kase *k)
@@ -278,7 +308,7 @@ static void case_dump(FILE *f, const struct kase *k)
 	hex_out(f, "body", &k->body);
 }
 
-/* Write the case to @path (fsync'ed: it must survive a guest crash). */
+/* Write the case to @path. */
 static void case_save(const struct kase *k, const char *path)
 {
 	FILE *f = fopen(path, "w");
@@ -286,9 +316,33 @@ static void case_save(const struct kase *k, const char *path)
 	if (!f)
 		return;
 	case_dump(f, k);
-	fflush(f);
-	fsync(fileno(f));
 	fclose(f);
+}
+
+/*
+ * The case in --save, fsync'ed unless --no-fsync (it must survive a crash
+ * of this kernel): the whole text in one write to a file kept open, so a
+ * case costs one write and one fsync, not a create, many writes and a
+ * close.
+ */
+static void case_keep(const struct kase *k)
+{
+	static int fd = -1;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+
+	if (!m)
+		die("open_memstream");
+	case_dump(m, k);
+	fclose(m);
+	if (fd < 0)
+		fd = open(o.save, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+			  0644);
+	if (fd < 0 || pwrite(fd, text, len, 0) != (ssize_t)len ||
+	    ftruncate(fd, (off_t)len) || (!o.no_fsync && fsync(fd)))
+		die(o.save);
+	free(text);
 }
 
 static void what_add(struct kase *k, const char *fmt, ...)
@@ -441,17 +495,24 @@ static void victim_setup(void)
 	struct sockaddr_in addr;
 
 	struct rdma_event_channel *ch;
+	int lock;
 
 	/*
 	 * A listener takes mpa_crc when it is created: one with CRC asked
-	 * for (PORT), one without (PORT + 2).
+	 * for (PORT), one without (PORT + 2).  The parameter is global: the
+	 * other --jobs workers wait (flock) while this one flips it.
 	 */
 	snprintf(v.crc_param, sizeof(v.crc_param),
 		 "/sys/module/rdmap_sw/parameters/mpa_crc");
+	lock = open(v.crc_param, O_RDONLY);
+	if (lock >= 0 && flock(lock, LOCK_EX))
+		die("flock mpa_crc");
 	set_crc_param(false);
 	v.listen_nocrc = listen_on(&ch, o.ip, o.port + 2, 16, &addr);
 	set_crc_param(true);
 	v.listen = listen_on(&v.ech, o.ip, o.port, 16, &addr);
+	if (lock >= 0)
+		close(lock);
 	if (rdma_migrate_id(v.listen_nocrc, v.ech))
 		die("rdma_migrate_id");
 	rdma_destroy_event_channel(ch);
@@ -461,9 +522,14 @@ static void victim_setup(void)
 		die("listener bound to another device");
 	}
 	v.pd = ibv_alloc_pd(v.ctx);
-	v.cq = ibv_create_cq(v.ctx, 256, NULL, NULL, 0);
+	v.cch = ibv_create_comp_channel(v.ctx);
+	if (!v.cch)
+		die("ibv_create_comp_channel");
+	v.cq = ibv_create_cq(v.ctx, 256, NULL, v.cch, 0);
 	if (!v.pd || !v.cq)
 		die("PD/CQ");
+	if (fcntl(v.cch->fd, F_SETFL, fcntl(v.cch->fd, F_GETFL) | O_NONBLOCK))
+		die("O_NONBLOCK on the completion channel");
 	victim_mrs();
 	control_connect();
 	if (fcntl(v.ech->fd, F_SETFL, fcntl(v.ech->fd, F_GETFL) | O_NONBLOCK))
@@ -1375,12 +1441,14 @@ static void cm_event(struct kase *k, struct rdma_cm_event *ev,
 	}
 }
 
-static void cq_drain(struct kase *k)
+/* The victim's completions of this case; how many there were (all cases). */
+static int cq_drain(struct kase *k)
 {
 	struct ibv_wc wc[16];
-	int n, i;
+	int n, i, seen = 0;
 
 	while ((n = ibv_poll_cq(v.cq, 16, wc)) > 0) {
+		seen += n;
 		for (i = 0; i < n; i++) {
 			if (!k || !k->sid || !k->sid->qp ||
 			    wc[i].qp_num != k->sid->qp->qp_num)
@@ -1404,17 +1472,29 @@ static void cq_drain(struct kase *k)
 			}
 		}
 	}
+	return seen;
 }
 
-/* One round: CM events, completions, the attacker's socket. */
+/*
+ * One round: wait up to @ms for a CM event, a completion (the CQ armed
+ * first, then drained: nothing completed before the arming is missed) or
+ * the attacker's socket; then take what came.
+ */
 static void pump(struct kase *k, int ms)
 {
-	struct pollfd pfd[2] = { { v.ech->fd, POLLIN, 0 },
-				 { k->fd, POLLIN, 0 } };
+	struct pollfd pfd[3] = { { v.ech->fd, POLLIN, 0 },
+				 { v.cch->fd, POLLIN, 0 },
+				 { k->rx_hold ? -1 : k->fd, POLLIN, 0 } };
 	struct rdma_cm_event *ev;
 	struct rdma_cm_id *extra;
+	struct ibv_cq *cq;
+	void *cq_ctx;
 
-	poll(pfd, k->fd >= 0 && !k->rx_hold ? 2 : 1, ms);
+	if (ms && (ibv_req_notify_cq(v.cq, 0) || cq_drain(k)))
+		ms = 0;
+	poll(pfd, 3, ms);
+	while (!ibv_get_cq_event(v.cch, &cq, &cq_ctx))
+		ibv_ack_cq_events(cq, 1);
 	while (!rdma_get_cm_event(v.ech, &ev)) {
 		extra = NULL;
 		cm_event(k, ev, &extra);
@@ -1433,37 +1513,82 @@ static bool dead(const struct kase *k)
 	return k->qp_err || k->disconnected || k->cm_error;
 }
 
-/* Pump until @cond or @ms pass; returns @cond's last value. */
+/*
+ * Pump until @cond or @ms pass; returns @cond's last value.  Each round
+ * sleeps until something happens, or PUMP_MS at most (a lost wake-up
+ * costs time, never a verdict).
+ */
 static bool pump_until(struct kase *k, int ms, bool (*cond)(struct kase *))
 {
-	double end = now_s() + ms / 1000.0;
+	double end = now_s() + ms / 1000.0, left;
 
 	for (;;) {
 		if (cond(k))
 			return true;
-		if (now_s() >= end)
+		left = end - now_s();
+		if (left <= 0)
 			return false;
-		pump(k, 2);
+		pump(k, left * 1000 < PUMP_MS ? (int)(left * 1000) + 1 :
+			PUMP_MS);
 	}
 }
 
 /* --------------------------------------------------- attacker: sending */
 
-/* Send @len octets at @p in the case's chunks; false if the peer stalls. */
+/*
+ * How many octets of the body to send from @at (of @len): the case's chunk
+ * where a split point matters to a parser, i.e. in the first SPLIT_HEAD
+ * octets of an FPDU (MPA, DDP and RDMAP headers, a Read Request), its last
+ * SPLIT_TAIL (pad, CRC) and the first SPLIT_HEAD after the FPDU table
+ * (junk); the rest of a payload in one piece.  1-octet chunks of a whole
+ * 16 KiB body were one segment per octet: 30-50 s per case on the debug
+ * kernel under TCG.
+ */
+static size_t body_piece(const struct kase *k, size_t at, size_t len)
+{
+	size_t n = k->chunk, s, e = 0;
+	int f;
+
+	for (f = 0; f < k->nf; f++) {
+		s = k->foff[f];
+		e = s + k->flen[f];
+		if (at < s || at >= e)
+			continue;
+		if (at >= s + SPLIT_HEAD && at + SPLIT_TAIL < e &&
+		    n < e - SPLIT_TAIL - at)
+			n = e - SPLIT_TAIL - at;
+		return n < len - at ? n : len - at;
+	}
+	if (at >= e + SPLIT_HEAD)
+		n = len - at;
+	return n < len - at ? n : len - at;
+}
+
+/*
+ * Send @len octets at @p in the case's chunks (the body: body_piece());
+ * false if the peer stalls.  With a delay, at most MAX_DELAYS of the chunk
+ * boundaries, spread evenly over @len, wait it: every chunk is still a
+ * segment of its own, and a case of 1-octet chunks does not sleep for
+ * seconds.
+ */
 static bool tx_bytes(struct kase *k, const uint8_t *p, size_t len)
 {
 	double end = now_s() + 3;
-	size_t done = 0, n;
+	size_t done = 0, n, sent = 0, every = 1;
 	ssize_t r;
 
+	if (k->chunk)
+		every = len / k->chunk / MAX_DELAYS + 1;
 	while (done < len && k->fd >= 0) {
 		n = k->chunk ? k->chunk : len - done;
-		if (n > len - done)
+		if (p == k->body.p && k->chunk)
+			n = body_piece(k, done, len);
+		else if (n > len - done)
 			n = len - done;
 		r = send(k->fd, p + done, n, MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (r > 0) {
 			done += (size_t)r;
-			if (k->delay_us && done < len)
+			if (k->delay_us && done < len && ++sent % every == 0)
 				usleep(k->delay_us);
 			continue;
 		}
@@ -1687,13 +1812,36 @@ static void check_ok(struct kase *k)
 		      k->term[1], k->term[2]);
 }
 
+/*
+ * Hold the receive side until the window is shut: Read Responses queued
+ * on the attacker's socket and no more arriving for ZW_STILL_MS (the
+ * buffer is a few KiB, the responses 64 KiB), or the QP failed, or 300 ms.
+ */
+static void zero_window_hold(struct kase *k)
+{
+	double end = now_s() + 0.3, since = now_s();
+	int q, last = 0;
+
+	k->rx_hold = true;
+	while (!dead(k) && now_s() < end) {
+		pump(k, 5);
+		if (k->fd < 0 || ioctl(k->fd, FIONREAD, &q))
+			break;
+		if (q != last) {
+			last = q;
+			since = now_s();
+		} else if (q && now_s() - since >= ZW_STILL_MS / 1000.0) {
+			break;
+		}
+	}
+}
+
 /* Zero window: hold the receive side, then what the ending says. */
 static void zero_window_end(struct kase *k)
 {
 	double t;
 
-	k->rx_hold = true;
-	pump_until(k, 300, err_done);
+	zero_window_hold(k);
 	if (k->end == END_ZW_RST) {
 		attacker_close(k, true);
 	} else if (k->end == END_ZW_VICTIM) {
@@ -1906,13 +2054,15 @@ static void case_report(struct kase *k)
 	st.mpa_muts += !!k->mpa_mut;
 	st.established += k->established;
 	if (o.verbose || k->failed)
-		printf("# case %" PRIu64 ": expect %s, end %s, %s%s%s, "
-		       "established %d, Terminate %s%u/%u/0x%02x, qp_err %d\n",
-		       k->idx, exp_name[k->exp], end_name[k->end],
-		       k->mpa_mut ? k->mpa_mut : "", k->mpa_mut ? " " : "",
+		printf("# case %" PRIu64 ": expect %s, end %s, chunk %u delay "
+		       "%u us, %s%s%s, "
+		       "established %d, Terminate %s%u/%u/0x%02x, qp_err %d, "
+		       "%.2f s\n",
+		       k->idx, exp_name[k->exp], end_name[k->end], k->chunk,
+		       k->delay_us, k->mpa_mut ? k->mpa_mut : "", k->mpa_mut ? " " : "",
 		       k->what[0] ? k->what : "valid", k->established,
 		       k->term_rcvd ? "" : "none ", k->term[0], k->term[1],
-		       k->term[2], k->qp_err);
+		       k->term[2], k->qp_err, k->secs);
 	if (!k->failed)
 		return;
 	st.failed++;
@@ -1933,7 +2083,7 @@ static void case_report(struct kase *k)
 static bool one_case(uint64_t idx)
 {
 	struct kase *k = calloc(1, sizeof(*k));
-	double t;
+	double t, t0 = now_s();
 	bool ok;
 	size_t i;
 
@@ -1951,13 +2101,13 @@ static bool one_case(uint64_t idx)
 		zw_mr_make(k);
 	t = now_s();
 	if (o.save)
-		case_save(k, o.save);
+		case_keep(k);
 	phase(4, &t);
 	if (case_connect(k)) {
 		phase(0, &t);
 		gen_body(k);
 		if (o.save)
-			case_save(k, o.save);
+			case_keep(k);
 		phase(4, &t);
 		case_run(k);
 		phase(1, &t);
@@ -1967,6 +2117,9 @@ static bool one_case(uint64_t idx)
 	phase(2, &t);
 	case_check(k);
 	phase(3, &t);
+	k->secs = now_s() - t0;
+	st.t_exp[k->exp] += k->secs;
+	st.t_end[k->end] += k->secs;
 	case_report(k);
 	ok = !k->failed;
 	case_free(k);
@@ -2003,8 +2156,9 @@ static bool batch_end(uint64_t done)
 static void usage(void)
 {
 	fprintf(stderr, "usage: fuzz-peer [--seed S] [--first I] [--cases N] "
-		"[--save FILE] [--fail-dir DIR] [--batch N] [--bug-re RE] "
-		"[--kmemleak] [--count-every N] [--jobs N] [--keep-going] [-v] "
+		"[--save FILE] [--no-fsync] [--fail-dir DIR] [--batch N] [--bug-re RE] "
+		"[--kmemleak] [--count-every N] [--jobs N] [--keep-going] "
+		"[--replay FILE] [-v] "
 		"DEVICE IP "
 		"PORT\n");
 	exit(2);
@@ -2018,7 +2172,8 @@ static void parse_opts(int argc, char **argv)
 		{ "fail-dir", 1, NULL, 'F' }, { "batch", 1, NULL, 'b' },
 		{ "bug-re", 1, NULL, 'r' }, { "kmemleak", 0, NULL, 'k' },
 		{ "count-every", 1, NULL, 'c' }, { "keep-going", 0, NULL, 'K' },
-		{ "jobs", 1, NULL, 'j' },
+		{ "jobs", 1, NULL, 'j' }, { "no-fsync", 0, NULL, 'N' },
+		{ "replay", 1, NULL, 'R' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -2037,6 +2192,8 @@ static void parse_opts(int argc, char **argv)
 		case 'c': o.count_every = (unsigned int)atoi(optarg); break;
 		case 'K': o.keep_going = true; break;
 		case 'j': o.jobs = (unsigned int)atoi(optarg); break;
+		case 'N': o.no_fsync = true; break;
+		case 'R': o.replay = optarg; break;
 		case 'v': o.verbose++; break;
 		default: usage();
 		}
@@ -2069,14 +2226,20 @@ static void print_summary(void)
 		printf("#   time in %-9s %.1f s\n", phase_name[i],
 		       st.t_phase[i]);
 	for (i = 0; i < 4; i++)
-		printf("#   expect %-9s %" PRIu64 "\n", exp_name[i],
-		       st.by_exp[i]);
+		printf("#   expect %-9s %" PRIu64 " (%.1f s)\n", exp_name[i],
+		       st.by_exp[i], st.t_exp[i]);
 	for (i = 0; i < 7; i++)
-		printf("#   end %-30s %" PRIu64 "\n", end_name[i], st.by_end[i]);
+		printf("#   end %-30s %" PRIu64 " (%.1f s)\n", end_name[i],
+		       st.by_end[i], st.t_end[i]);
 }
 
-/* Worker @j: the cases of [@from, @to) with index = @j modulo --jobs. */
-static int worker(unsigned int j, uint64_t from, uint64_t to)
+/*
+ * Worker @j: cases of [@from, @to), each taking the next one not taken
+ * (*@next, shared by the workers), so a slow case does not hold back the
+ * cases that would have followed it in a fixed share.
+ */
+static int worker(unsigned int j, uint64_t from, uint64_t to,
+		  uint64_t *next)
 {
 	static char save[512];
 	bool ok = true;
@@ -2092,7 +2255,7 @@ static int worker(unsigned int j, uint64_t from, uint64_t to)
 	if (!control_ping(~0ULL))
 		die("control connection ping");
 	st.t_start = now_s();
-	for (i = from + j; i < to; i += o.jobs) {
+	while ((i = from + __atomic_fetch_add(next, 1, __ATOMIC_RELAXED)) < to) {
 		ok &= one_case(i);
 		if (!ok && !o.keep_going)
 			break;
@@ -2110,14 +2273,19 @@ static bool batch_jobs(uint64_t from, uint64_t to)
 	unsigned int j;
 	int status;
 	bool ok = true;
+	uint64_t *next = mmap(NULL, sizeof(*next), PROT_READ | PROT_WRITE,
+			      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 
+	if (next == MAP_FAILED)
+		die("mmap");
+	*next = 0;
 	fflush(stdout);
 	for (j = 0; j < o.jobs; j++) {
 		pid[j] = fork();
 		if (pid[j] < 0)
 			die("fork");
 		if (!pid[j])
-			exit(worker(j, from, to));
+			exit(worker(j, from, to, next));
 	}
 	for (j = 0; j < o.jobs; j++) {
 		if (waitpid(pid[j], &status, 0) != pid[j] ||
@@ -2126,8 +2294,21 @@ static bool batch_jobs(uint64_t from, uint64_t to)
 			st.failed++;
 		}
 	}
+	munmap(next, sizeof(*next));
 	st.cases += to - from;
 	return ok;
+}
+
+/* The victim, its baselines (object counts, kernel log) and the clock. */
+static void serial_setup(void)
+{
+	victim_setup();
+	if (!control_ping(~0ULL))
+		die("control connection ping");
+	if (!res_counts(v.base))
+		printf("# no `rdma res` counts: object counts not compared\n");
+	v.bugs_seen = bug_lines(false);
+	st.t_start = now_s();
 }
 
 /* The cases in this process, one after the other. */
@@ -2136,13 +2317,7 @@ static bool run_serial(void)
 	uint64_t i, end = o.first + o.cases;
 	bool ok = true;
 
-	victim_setup();
-	if (!control_ping(~0ULL))
-		die("control connection ping");
-	if (!res_counts(v.base))
-		printf("# no `rdma res` counts: object counts not compared\n");
-	v.bugs_seen = bug_lines(false);
-	st.t_start = now_s();
+	serial_setup();
 	for (i = o.first; i < end; i++) {
 		ok &= one_case(i);
 		if ((i + 1 - o.first) % o.batch == 0 || i + 1 == end)
@@ -2151,6 +2326,28 @@ static bool run_serial(void)
 			break;
 	}
 	return ok;
+}
+
+/* --replay: the listed cases, each with its own seed, as one batch. */
+static bool run_replay(void)
+{
+	char line[256];
+	uint64_t seed, idx, n = 0;
+	bool ok = true;
+	FILE *f = fopen(o.replay, "r");
+
+	if (!f)
+		die(o.replay);
+	serial_setup();
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%" SCNu64 " %" SCNu64, &seed, &idx) != 2)
+			continue;	/* a comment or a blank line */
+		o.seed = seed;
+		ok &= one_case(idx);
+		n++;
+	}
+	fclose(f);
+	return batch_end(n) && ok;
 }
 
 /*
@@ -2193,7 +2390,10 @@ int main(int argc, char **argv)
 	printf("# fuzz-peer gen %d seed %" PRIu64 " cases %" PRIu64 "..%"
 	       PRIu64 ", %u job(s)\n", GEN_VERSION, o.seed, o.first,
 	       o.first + o.cases - 1, o.jobs);
-	ok = o.jobs > 1 ? run_jobs() : run_serial();
+	if (o.replay)
+		ok = run_replay();
+	else
+		ok = o.jobs > 1 ? run_jobs() : run_serial();
 	if (!counts_ok(why, sizeof(why))) {
 		printf("FAIL at the end: %s\n", why);
 		ok = false;
