@@ -289,7 +289,7 @@ static void rsw_mt_lookup_after_dereg_fails(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rsw_mt_check(rsw_mt.pd, stag, 0x10000, 1, 0),
 			RSW_MR_ERR_STAG);
 	KUNIT_EXPECT_EQ(test, rsw_mr_invalidate_local(rsw_mt.rsw, rsw_mt.pd,
-						      stag), RSW_MR_ERR_STAG);
+						      stag, NULL), RSW_MR_ERR_STAG);
 }
 
 /* A reference outlives dereg_mr, but no access goes through it. */
@@ -446,10 +446,10 @@ static void rsw_mt_dma_mr_not_fast_reg(struct kunit *test)
 	wr.key = lkey;
 	KUNIT_EXPECT_EQ(test, rsw_mr_fastreg(rsw_mt.pd, &wr), -EINVAL);
 	KUNIT_EXPECT_EQ(test, rsw_mr_invalidate_local(rsw_mt.rsw, rsw_mt.pd,
-						      lkey),
+						      lkey, NULL),
 			RSW_MR_ERR_NO_INVAL);
 	KUNIT_EXPECT_EQ(test, rsw_mr_invalidate_remote(rsw_mt.rsw, rsw_mt.pd,
-						       lkey),
+						       lkey, NULL),
 			RSW_MR_ERR_NO_INVAL);
 	rsw_mr_ref_put(&ref);
 }
@@ -561,7 +561,7 @@ static void rsw_mt_reg_new_key(struct kunit *test)
 	u32 old = mr->rkey;
 
 	KUNIT_ASSERT_EQ(test, rsw_mr_invalidate_local(rsw_mt.rsw, rsw_mt.pd,
-						      old), RSW_MR_OK);
+						      old, NULL), RSW_MR_OK);
 	ib_update_fast_reg_key(mr, rsw_stag_key(ib_inc_rkey(old)));
 	KUNIT_ASSERT_EQ(test, rsw_mt_reg(mr, RSW_MT_ALL), 0);
 	KUNIT_EXPECT_EQ(test, rsw_mt_check(rsw_mt.pd, mr->rkey, 0x10000, 1, 0),
@@ -579,7 +579,7 @@ static void rsw_mt_ref_after_rereg_refused(struct kunit *test)
 
 	rsw_mt_get(test, mr, IB_ACCESS_REMOTE_WRITE, &ref);
 	KUNIT_ASSERT_EQ(test, rsw_mr_invalidate_local(rsw_mt.rsw, rsw_mt.pd,
-						      mr->rkey), RSW_MR_OK);
+						      mr->rkey, NULL), RSW_MR_OK);
 	ib_update_fast_reg_key(mr, rsw_stag_key(ib_inc_rkey(mr->rkey)));
 	KUNIT_ASSERT_EQ(test, rsw_mt_reg(mr, RSW_MT_ALL), 0);
 	KUNIT_EXPECT_EQ(test, rsw_mr_copy_to(&ref, 0x10000, buf, sizeof(buf)),
@@ -893,11 +893,11 @@ static void rsw_mt_invalidate(struct kunit *test)
 		stag ^= 0x10;
 	if (c->setup == RSW_MT_INV_ALREADY)
 		KUNIT_ASSERT_EQ(test, rsw_mr_invalidate_local(rsw_mt.rsw, pd,
-							      stag), RSW_MR_OK);
+							      stag, NULL), RSW_MR_OK);
 	if (c->remote)
-		err = rsw_mr_invalidate_remote(rsw_mt.rsw, pd, stag);
+		err = rsw_mr_invalidate_remote(rsw_mt.rsw, pd, stag, NULL);
 	else
-		err = rsw_mr_invalidate_local(rsw_mt.rsw, pd, stag);
+		err = rsw_mr_invalidate_local(rsw_mt.rsw, pd, stag, NULL);
 	KUNIT_EXPECT_EQ(test, err, c->expect);
 	/* The MR is invalid afterwards exactly when it was invalidated. */
 	KUNIT_EXPECT_EQ(test, to_rsw_mr(mr)->state,
@@ -915,7 +915,7 @@ static void rsw_mt_access_after_invalidate(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, rsw_mr_copy_from(&ref, 0x10000, before, 16),
 			RSW_MR_OK);
 	KUNIT_ASSERT_EQ(test, rsw_mr_invalidate_remote(rsw_mt.rsw, rsw_mt.pd,
-						       mr->rkey), RSW_MR_OK);
+						       mr->rkey, NULL), RSW_MR_OK);
 	KUNIT_EXPECT_EQ(test, rsw_mr_copy_to(&ref, 0x10000, buf, 16),
 			RSW_MR_ERR_STATE);
 	KUNIT_EXPECT_EQ(test, rsw_mt_check(rsw_mt.pd, mr->rkey, 0x10000, 1, 0),
@@ -1278,7 +1278,7 @@ static void rsw_mt_race_round(struct kunit *test, struct rsw_mt_race *r,
 	if (round & 1)
 		KUNIT_EXPECT_EQ(test, rsw_mr_invalidate_local(rsw_mt.rsw,
 							      rsw_mt.pd,
-							      mr->rkey),
+							      mr->rkey, NULL),
 				RSW_MR_OK);
 	ib_dereg_mr(mr);
 	__free_page(page);

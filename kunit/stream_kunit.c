@@ -975,6 +975,127 @@ static void st_lb_read_inv(struct kunit *test)
 }
 
 /*
+ * A TX piece of @m that some stream has collected and not yet handed to
+ * TCP (what rsw_tx_collect() holds between its walk and sendmsg()), taken
+ * by hand; released by st_tx_unhold() or, whatever happens, before @m is
+ * deregistered (a held count would make dereg_mr wait for ever).
+ */
+struct st_tx_hold {
+	struct rsw_mr *mr;
+	struct page *page;
+	enum rsw_mr_hold hold;
+	bool held;
+};
+
+static void st_tx_unhold(void *arg)
+{
+	struct st_tx_hold *h = arg;
+
+	if (h->held)
+		rsw_mr_unhold(h->mr, h->page, h->hold);
+	h->held = false;
+}
+
+static struct st_tx_hold *st_tx_hold(struct kunit *test, struct st_mr *m)
+{
+	struct st_tx_hold *h = kunit_kzalloc(test, sizeof(*h), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, h);
+	h->mr = to_rsw_mr(m->mr);
+	h->page = vmalloc_to_page(st_mr_ptr(m, 0));
+	read_lock_bh(&h->mr->lock);
+	h->hold = rsw_mr_hold(h->mr, h->page);
+	read_unlock_bh(&h->mr->lock);
+	h->held = true;
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, st_tx_unhold, h),
+			0);
+	KUNIT_ASSERT_EQ(test, h->hold, RSW_MR_HOLD_BUSY);
+	return h;
+}
+
+static bool st_mr_revoked(struct st_mr *m)
+{
+	return st_mr_check(st.pd, m->mr->rkey, m->mr->iova, 1,
+			   IB_ACCESS_LOCAL_WRITE) == RSW_MR_ERR_STATE;
+}
+
+/*
+ * Review of issue 10 (H1): a peer's Send with Invalidate of an MR whose
+ * pages another stream is still handing to TCP.  Access is revoked at
+ * once; the receive, which tells the consumer it may reuse the memory,
+ * completes only once that send is done, and a later Send after it.
+ */
+static void st_lb_send_inv_waits_tx(struct kunit *test)
+{
+	struct st_lb lb = st_lb_up(test, RSW_MPA_RTR_WRITE, true, false);
+	struct st_mr *m = st_mr_new(test, st.pd, 4096);
+	u8 *buf = kunit_kzalloc(test, 96, GFP_KERNEL);
+	struct st_tx_hold *h;
+	struct ib_sge s, r1, r2;
+	unsigned int ms;
+	struct ib_wc wc;
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	st_mr_reg_post(test, lb.b, m, IB_ACCESS_LOCAL_WRITE |
+		       IB_ACCESS_REMOTE_WRITE, 1);
+	h = st_tx_hold(test, m);
+	s = st_sge(st.pd, buf, 32);
+	r1 = st_sge(st.pd, buf + 32, 32);
+	r2 = st_sge(st.pd, buf + 64, 32);
+	st_pattern(buf, 32, 5);
+	st_post_recv(test, lb.b, 2, &r1, 1);
+	st_post_recv(test, lb.b, 3, &r2, 1);
+	st_post_send(test, lb.a, 4, IB_WR_SEND_WITH_INV, 0, &s, 1,
+		     m->mr->rkey);
+	st_post_send(test, lb.a, 5, IB_WR_SEND, 0, &s, 1, 0);
+	st_wc(test, lb.a->scq, 4, IB_WC_SUCCESS, IB_WC_SEND, NULL);
+	st_wc(test, lb.a->scq, 5, IB_WC_SUCCESS, IB_WC_SEND, NULL);
+	for (ms = 0; !st_mr_revoked(m) && ms < ST_WAIT_MS; ms += 10)
+		msleep(10);
+	KUNIT_EXPECT_TRUE_MSG(test, st_mr_revoked(m),
+			      "the Send with Invalidate did not revoke the MR");
+	/* Pages still being sent: nothing may say the memory is free. */
+	st_cq_empty(test, lb.b->rcq, "B recv CQ while the MR is still sent from");
+	st_tx_unhold(h);
+	st_wc(test, lb.b->rcq, 2, IB_WC_SUCCESS, IB_WC_RECV, &wc);
+	KUNIT_EXPECT_TRUE(test, wc.wc_flags & IB_WC_WITH_INVALIDATE);
+	KUNIT_EXPECT_EQ(test, wc.ex.invalidate_rkey, m->mr->rkey);
+	st_wc(test, lb.b->rcq, 3, IB_WC_SUCCESS, IB_WC_RECV, &wc);
+	KUNIT_EXPECT_FALSE(test, wc.wc_flags & IB_WC_WITH_INVALIDATE);
+	KUNIT_EXPECT_TRUE(test, !memcmp(buf, buf + 32, 32));
+	KUNIT_EXPECT_TRUE(test, !memcmp(buf, buf + 64, 32));
+	st_lb_down(test, &lb);
+}
+
+/* The same for the sink of a Read with Invalidate, completed by RX. */
+static void st_lb_read_inv_waits_tx(struct kunit *test)
+{
+	struct st_lb lb = st_lb_up(test, RSW_MPA_RTR_WRITE, true, false);
+	const u32 len = 8192;
+	struct st_mr *src = st_mr_new(test, st.pd, len);
+	struct st_mr *sink = st_mr_new(test, st.pd, len);
+	struct st_tx_hold *h;
+	unsigned int ms;
+
+	st_mr_reg_post(test, lb.b, src, IB_ACCESS_REMOTE_READ, 1);
+	st_mr_reg_post(test, lb.a, sink, ST_SINK_ACCESS, 2);
+	st_pattern(st_mr_ptr(src, 0), len, 23);
+	h = st_tx_hold(test, sink);
+	st_read(test, &lb, src, 0, sink, 0, len, 3, IB_WR_RDMA_READ_WITH_INV,
+		0);
+	for (ms = 0; !st_mr_revoked(sink) && ms < ST_WAIT_MS; ms += 10)
+		msleep(10);
+	KUNIT_EXPECT_TRUE_MSG(test, st_mr_revoked(sink),
+			      "the Read with Invalidate did not revoke its sink");
+	st_cq_empty(test, lb.a->scq, "A send CQ while the sink is still sent from");
+	st_tx_unhold(h);
+	st_read_expect(test, &lb, 3, len);
+	KUNIT_EXPECT_TRUE(test, !memcmp(st_mr_ptr(sink, 0), st_mr_ptr(src, 0),
+					len));
+	st_lb_down(test, &lb);
+}
+
+/*
  * A Send from B while B's Read Response of many segments to A is going
  * out: both arrive whole at A.
  */
@@ -2256,6 +2377,8 @@ static struct kunit_case st_cases[] = {
 	KUNIT_CASE(st_lb_send_inv),
 	KUNIT_CASE(st_lb_local_inv),
 	KUNIT_CASE(st_lb_read_inv),
+	KUNIT_CASE(st_lb_send_inv_waits_tx),
+	KUNIT_CASE(st_lb_read_inv_waits_tx),
 	KUNIT_CASE(st_lb_send_in_read_resp),
 	KUNIT_CASE(st_lb_fence),
 	KUNIT_CASE(st_lb_close_abort),

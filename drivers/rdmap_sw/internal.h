@@ -256,16 +256,20 @@ int rsw_mr_fastreg(struct ib_pd *pd, const struct ib_reg_wr *wr);
  * fast-reg MR of @pd; invalidating an invalid MR succeeds.  Remote
  * invalidation (Send with Invalidate, RX): the MR must also be valid and
  * have been registered with a remote right.  On return no access through
- * the old registration is in progress or possible, and no TX piece
- * collected through it is still on its way to TCP (waits for that:
- * process context, may sleep).
+ * the old registration is in progress or possible.  TX pieces collected
+ * through it before may still be on their way to TCP: with @busy NULL the
+ * call waits for them (process context, may sleep); from the receive
+ * path, which may not sleep, *@busy is NULL if none is, else the MR with
+ * a reference, and the work request that reports the invalidation may
+ * complete only after rsw_mr_wait_tx_put(*@busy) returned (may sleep).
  */
 enum rsw_mr_err rsw_mr_invalidate_local(struct rsw_device *rsw,
-					struct ib_pd *pd, u32 stag);
-enum rsw_mr_err rsw_mr_invalidate_local_rx(struct rsw_device *rsw,
-					   struct ib_pd *pd, u32 stag);
+					struct ib_pd *pd, u32 stag,
+					struct rsw_mr **busy);
 enum rsw_mr_err rsw_mr_invalidate_remote(struct rsw_device *rsw,
-					 struct ib_pd *pd, u32 stag);
+					 struct ib_pd *pd, u32 stag,
+					 struct rsw_mr **busy);
+void rsw_mr_wait_tx_put(struct rsw_mr *mr);
 /* Terminate layer/type/code for a refusal in operation @use. */
 struct rsw_mr_term rsw_mr_err_to_term(enum rsw_mr_err err,
 				      enum rsw_mr_use use);
@@ -282,10 +286,19 @@ int rsw_rx_init(struct rsw_rx *rx, const struct rsw_rx_config *cfg,
 		const struct rsw_rx_ops *ops, void *ctx);
 /*
  * Parse @len octets of the stream.  Returns the octets consumed: all of
- * them, or, once the stream stopped at an error (ops->stop called, reason
- * in rsw_rx_stopped()), those up to the error; later calls consume 0.
+ * them; or, once the stream stopped at an error (ops->stop called, reason
+ * in rsw_rx_stopped()), those up to the error, and later calls consume 0;
+ * or, paused, those up to the end of the segment whose seg_done() called
+ * rsw_rx_pause(), and 0 until rsw_rx_resume().
  */
 size_t rsw_rx_feed(struct rsw_rx *rx, const u8 *data, size_t len);
+/*
+ * From seg_done(): parse nothing more until rsw_rx_resume(), e.g. while
+ * the consumer must finish delivering the segment out of this context.
+ */
+void rsw_rx_pause(struct rsw_rx *rx);
+void rsw_rx_resume(struct rsw_rx *rx);
+bool rsw_rx_paused(const struct rsw_rx *rx);
 /* rsw_rx_feed() over @len octets of @skb from @off (tcp_read_sock actor). */
 size_t rsw_rx_feed_skb(struct rsw_rx *rx, struct sk_buff *skb,
 		       unsigned int off, size_t len);

@@ -53,9 +53,14 @@
  * softirq).  It nests inside whatever the caller holds; nothing is called
  * with it held except rsw_mr_seg_fn callbacks, which take no locks.  The
  * xarray's own lock is taken only in process context (create, dereg).
- * Invalidation and dereg_mr may sleep (the tx_busy wait): they run in
- * process context only (ib_core's dereg_mr, and a stream's work item for
- * LOCAL_INV, Read with Invalidate and Send with Invalidate).
+ * dereg_mr and LOCAL_INV may sleep (the tx_busy wait): they run in
+ * process context only (ib_core's dereg_mr, a stream's work item).  The
+ * invalidations of the receive path (a peer's Send with Invalidate, the
+ * sink of a Read with Invalidate) run where nothing may sleep: they
+ * revoke at once and, if pieces are still in flight, hand the MR back
+ * (the @busy of rsw_mr_invalidate_*()) so the stream waits out the count
+ * in its work item before it completes the work request; the consumer
+ * learns of the invalidation only from that completion.
  */
 #include <linux/bvec.h>
 #include <linux/highmem.h>
@@ -586,6 +591,7 @@ enum rsw_mr_hold rsw_mr_hold(struct rsw_mr *mr, struct page *page)
 		return RSW_MR_HOLD_NONE;
 	}
 }
+EXPORT_SYMBOL_IF_KUNIT(rsw_mr_hold);
 
 void rsw_mr_unhold(struct rsw_mr *mr, struct page *page,
 		   enum rsw_mr_hold hold)
@@ -604,6 +610,7 @@ void rsw_mr_unhold(struct rsw_mr *mr, struct page *page,
 		rcu_read_unlock();
 	}
 }
+EXPORT_SYMBOL_IF_KUNIT(rsw_mr_unhold);
 
 /*
  * After access was revoked under the lock: wait until no TX piece
@@ -705,9 +712,12 @@ static enum rsw_mr_err rsw_mr_invalidate_locked(struct rsw_mr *mr, u32 stag,
 	return RSW_MR_OK;
 }
 
-static enum rsw_mr_err rsw_mr_invalidate(struct rsw_device *rsw,
-					 struct ib_pd *pd, u32 stag,
-					 bool remote, bool wait)
+/*
+ * Revoke @stag of a fast-reg MR of @pd.  On success *@mrp is the MR, with
+ * a reference the caller passes to rsw_mr_settle().
+ */
+static enum rsw_mr_err rsw_mr_revoke(struct rsw_device *rsw, struct ib_pd *pd,
+				     u32 stag, bool remote, struct rsw_mr **mrp)
 {
 	struct rsw_mr *mr = rsw_mr_find(rsw, stag);
 	enum rsw_mr_err err;
@@ -723,32 +733,58 @@ static enum rsw_mr_err rsw_mr_invalidate(struct rsw_device *rsw,
 		write_lock_bh(&mr->lock);
 		err = rsw_mr_invalidate_locked(mr, stag, remote);
 		write_unlock_bh(&mr->lock);
-		/*
-		 * From the receive path (a peer's Send with Invalidate, the
-		 * last Read Response of a Read with Invalidate), which must
-		 * not sleep: revoke access, but do not wait for pieces other
-		 * streams collected before (left open).
-		 */
-		if (!err && wait)
-			rsw_mr_wait_tx(mr);
 	}
-	rsw_mr_put(mr);
+	if (err)
+		rsw_mr_put(mr);
+	else
+		*mrp = mr;
 	return err;
 }
 
-enum rsw_mr_err rsw_mr_invalidate_local(struct rsw_device *rsw,
-					struct ib_pd *pd, u32 stag)
+/*
+ * After a revocation: wait out the TX pieces collected before it here
+ * (@busy NULL, may sleep), or, from a context that must not sleep, hand
+ * the MR over in *@busy if any piece is still on its way.  Every piece
+ * took its count under the lock the revocation took after it, so a zero
+ * read here is final; acquire orders the consumer's reuse of the memory
+ * after the sender's last read of it.
+ */
+static void rsw_mr_settle(struct rsw_mr *mr, struct rsw_mr **busy)
 {
-	return rsw_mr_invalidate(rsw, pd, stag, false, true);
+	if (!busy) {
+		rsw_mr_wait_tx_put(mr);
+		return;
+	}
+	if (atomic_read_acquire(&mr->tx_busy)) {
+		*busy = mr;
+		return;
+	}
+	*busy = NULL;
+	rsw_mr_put(mr);
+}
+
+void rsw_mr_wait_tx_put(struct rsw_mr *mr)
+{
+	rsw_mr_wait_tx(mr);
+	rsw_mr_put(mr);
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_mr_wait_tx_put);
+
+enum rsw_mr_err rsw_mr_invalidate_local(struct rsw_device *rsw,
+					struct ib_pd *pd, u32 stag,
+					struct rsw_mr **busy)
+{
+	struct rsw_mr *mr;
+	enum rsw_mr_err err;
+
+	if (busy)
+		*busy = NULL;
+	err = rsw_mr_revoke(rsw, pd, stag, false, &mr);
+	if (!err)
+		rsw_mr_settle(mr, busy);
+	return err;
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_mr_invalidate_local);
-
-/* The same, from the receive path: does not sleep (see above). */
-enum rsw_mr_err rsw_mr_invalidate_local_rx(struct rsw_device *rsw,
-					   struct ib_pd *pd, u32 stag)
-{
-	return rsw_mr_invalidate(rsw, pd, stag, false, false);
-}
 
 /*
  * Kernel MRs belong to a PD, not to a stream: the PD is the association
@@ -756,9 +792,18 @@ enum rsw_mr_err rsw_mr_invalidate_local_rx(struct rsw_device *rsw,
  * decides by registering with remote rights whether a peer may invalidate.
  */
 enum rsw_mr_err rsw_mr_invalidate_remote(struct rsw_device *rsw,
-					 struct ib_pd *pd, u32 stag)
+					 struct ib_pd *pd, u32 stag,
+					 struct rsw_mr **busy)
 {
-	return rsw_mr_invalidate(rsw, pd, stag, true, false);
+	struct rsw_mr *mr;
+	enum rsw_mr_err err;
+
+	if (busy)
+		*busy = NULL;
+	err = rsw_mr_revoke(rsw, pd, stag, true, &mr);
+	if (!err)
+		rsw_mr_settle(mr, busy);
+	return err;
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_mr_invalidate_remote);
 

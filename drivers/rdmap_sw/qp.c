@@ -1264,7 +1264,7 @@ static u8 rsw_sq_exec_local(struct rsw_qp *qp, const struct rdmap_sw_sqe *sqe)
 	case RDMAP_SW_WR_REG_MR:
 		return rsw_sq_exec_reg(qp, sqe);
 	case RDMAP_SW_WR_LOCAL_INV:
-		if (rsw_mr_invalidate_local(qp->rsw, pd, sqe->inv_stag))
+		if (rsw_mr_invalidate_local(qp->rsw, pd, sqe->inv_stag, NULL))
 			return RDMAP_SW_WC_LOC_PROT_ERR;
 		return RDMAP_SW_WC_SUCCESS;
 	}

@@ -515,11 +515,29 @@ size_t rsw_rx_feed(struct rsw_rx *rx, const u8 *data, size_t len)
 {
 	struct rsw_rx_in in = { .p = data, .len = len };
 
-	while (in.len && rx->state != RSW_RX_ERROR)
+	while (in.len && rx->state != RSW_RX_ERROR && !rx->paused)
 		rx->state = rsw_rx_states[rx->state](rx, &in);
 	return len - in.len;
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_rx_feed);
+
+void rsw_rx_pause(struct rsw_rx *rx)
+{
+	rx->paused = true;
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_rx_pause);
+
+void rsw_rx_resume(struct rsw_rx *rx)
+{
+	rx->paused = false;
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_rx_resume);
+
+bool rsw_rx_paused(const struct rsw_rx *rx)
+{
+	return rx->paused;
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_rx_paused);
 
 /*
  * The same over [@off, @off + @len) of @skb, linear part, page fragments and

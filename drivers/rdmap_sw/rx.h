@@ -25,6 +25,11 @@
  * been written to memory the peer was entitled to write, but the segment
  * is never reported by seg_done(), so the consumer must not complete work
  * for it (RFC 5041 section 7: data is Delivered only with a valid segment).
+ *
+ * seg_done() may pause the parser (rsw_rx_pause()): it then consumes
+ * nothing after that segment until the consumer resumes it, so a delivery
+ * that has to sleep can finish out of the parser's context, in order,
+ * before the next segment is looked at.
  */
 #ifndef _RDMAP_SW_RX_H
 #define _RDMAP_SW_RX_H
@@ -167,6 +172,7 @@ struct rsw_rx {
 	u32 crc;		/* running CRC32c of the FPDU */
 	bool ddp_hdr;		/* the DDP header is complete in hdr */
 	bool seg_valid;		/* header accepted: seg describes it */
+	bool paused;		/* rsw_rx_pause() until rsw_rx_resume() */
 	const struct rsw_rx_opinfo *op;	/* row of the opcode, once checked */
 	struct rsw_rx_seg seg;
 	struct rsw_rx_term term;

@@ -89,6 +89,22 @@ struct rsw_stream_recv {
 	struct rdmap_sw_rqe rqe;
 };
 
+/*
+ * A completion RX must not post yet: its work request invalidated an MR
+ * (Send with Invalidate, Read with Invalidate) whose TX pieces, collected
+ * by some stream before, are still on their way to TCP.  The parser is
+ * paused after its segment; the work item waits the pieces out and then
+ * completes it (rsw_stream_rx_deferred()), before anything later.
+ */
+struct rsw_stream_deferred {
+	struct rsw_mr *mr;	/* reference to wait on; NULL: nothing held */
+	bool sq;		/* a Read's SQ entry, else a receive */
+	u32 idx;
+	u8 sq_status;
+	u32 sq_len;
+	struct rsw_rq_result rq;
+};
+
 struct rsw_stream {
 	struct rsw_qp *qp;		/* a reference until DONE */
 	struct socket *sock;
@@ -117,6 +133,7 @@ struct rsw_stream {
 	struct rsw_tx_term term;
 
 	struct rsw_stream_recv recv;
+	struct rsw_stream_deferred deferred;
 	u32 rresp_placed;		/* octets of the Read Response so far */
 	u32 msn[RSW_QN_NUM];		/* next MSN expected per queue */
 	/* Read Requests to answer: at most rr_ird (conn.ird) at once. */
@@ -439,9 +456,17 @@ static bool rsw_stream_read_done(struct rsw_stream *s,
 		return true;
 	}
 	if (rd.inv &&
-	    rsw_mr_invalidate_local_rx(s->qp->rsw, s->qp->base.pd,
-				       rd.inv_stag))
+	    rsw_mr_invalidate_local(s->qp->rsw, s->qp->base.pd,
+				    rd.inv_stag, &s->deferred.mr))
 		status = RDMAP_SW_WC_LOC_PROT_ERR;
+	if (s->deferred.mr) {
+		s->deferred.sq = true;
+		s->deferred.idx = rd.idx;
+		s->deferred.sq_status = status;
+		s->deferred.sq_len = rd.len;
+		rsw_rx_pause(&s->rx);
+		return true;
+	}
 	rsw_qp_sq_complete(s->qp, rd.idx, status, rd.len);
 	return true;
 }
@@ -468,7 +493,8 @@ static bool rsw_stream_send_done(struct rsw_stream *s,
 	}
 	if (rsw_rdmap_op_inval(seg->opcode)) {
 		err = rsw_mr_invalidate_remote(s->qp->rsw, s->qp->base.pd,
-					       seg->inval_stag);
+					       seg->inval_stag,
+					       &s->deferred.mr);
 		if (err) {
 			res.status = RDMAP_SW_WC_REM_INV_REQ_ERR;
 			rsw_qp_rq_complete(s->qp, r->idx, &res);
@@ -477,6 +503,13 @@ static bool rsw_stream_send_done(struct rsw_stream *s,
 		}
 		res.cqe_flags = RDMAP_SW_CQE_WITH_INV;
 		res.ex_data = seg->inval_stag;
+	}
+	if (s->deferred.mr) {
+		s->deferred.sq = false;
+		s->deferred.idx = r->idx;
+		s->deferred.rq = res;
+		rsw_rx_pause(&s->rx);
+		return true;
 	}
 	rsw_qp_rq_complete(s->qp, r->idx, &res);
 	return true;
@@ -581,15 +614,36 @@ static int rsw_stream_recv_actor(read_descriptor_t *desc, struct sk_buff *skb,
 
 	if (s->phase == RSW_STREAM_LINGER)
 		used = len;			/* discarded */
-	else if (s->rx_end)
+	else if (s->rx_end || rsw_rx_paused(&s->rx))
 		used = 0;
 	else
 		used = rsw_rx_feed_skb(&s->rx, skb, off, len);
-	if (s->rx_end && s->phase != RSW_STREAM_LINGER)
+	if ((s->rx_end && s->phase != RSW_STREAM_LINGER) ||
+	    rsw_rx_paused(&s->rx))
 		desc->count = 0;
 	else
 		desc->count -= min_t(size_t, used, desc->count);
 	return used;
+}
+
+/*
+ * The parser paused for a deferred completion: wait out the MR's TX
+ * pieces (sleeps, bounded by other streams' sendmsg(MSG_DONTWAIT); never
+ * our own, which hold nothing between runs), complete, parse on.
+ */
+static void rsw_stream_rx_deferred(struct rsw_stream *s)
+{
+	struct rsw_stream_deferred *d = &s->deferred;
+
+	if (!d->mr)
+		return;
+	rsw_mr_wait_tx_put(d->mr);
+	if (d->sq)
+		rsw_qp_sq_complete(s->qp, d->idx, d->sq_status, d->sq_len);
+	else
+		rsw_qp_rq_complete(s->qp, d->idx, &d->rq);
+	memset(d, 0, sizeof(*d));
+	rsw_rx_resume(&s->rx);
 }
 
 /* Read what the socket has; true if the budget ran out (more to read). */
@@ -607,6 +661,7 @@ static bool rsw_stream_rx(struct rsw_stream *s)
 	tcp_read_sock(sk, &desc, rsw_stream_recv_actor);
 	if (!desc.count) {
 		release_sock(sk);
+		rsw_stream_rx_deferred(s);
 		return !s->rx_end || s->phase == RSW_STREAM_LINGER;
 	}
 	/*
