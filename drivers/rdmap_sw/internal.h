@@ -549,8 +549,10 @@ void rsw_stream_exit(void);
  * ready-to-receive message first; a responder sends nothing before it has
  * received an FPDU).  The stream takes a QP reference and owns @sock from
  * now on, also when this fails (-EINVAL: QP not IDLE or dead; -ENOMEM;
- * -EOPNOTSUPP: Markers).  Nothing runs until rsw_stream_start().  Process
- * context, may sleep.
+ * -EOPNOTSUPP: Markers; the socket is then closed with a reset).  Nothing
+ * runs until rsw_stream_start(), which must follow every successful
+ * attach: an IDLE stream does not even end for a dying namespace, whose
+ * exit waits for it.  Process context, may sleep.
  */
 int rsw_stream_attach(struct rsw_qp *qp, struct socket *sock,
 		      const struct rsw_mpa_conn *conn, bool initiator,

@@ -189,6 +189,7 @@ static int rsw_iw_attach(struct rsw_iw_ep *ep, bool initiator,
 	if (!ret)
 		ret = kernel_getpeername(sock, (struct sockaddr *)&ev->remote_addr) < 0;
 	if (ret) {
+		sock_no_linger(sock->sk);	/* see rsw_stream_attach() */
 		sock_release(sock);
 		rsw_cm_socket_placed(ep->cep);
 		return -ENOTCONN;

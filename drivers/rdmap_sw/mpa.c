@@ -40,8 +40,10 @@
  *    1 in the MPA Request message, then the responder MUST set Control Flag
  *    A to 1 in the MPA reply message") with exactly one offered type it
  *    accepts, preferring Write (no reply, no receive consumed), then Read
- *    (needs IRD >= 1), then Send; with none in common it rejects ("no
- *    matching RTR option").  An initiator fails the same way on a Reply
+ *    if its IRD is at least 1, then Send, then Read anyway, raising its
+ *    IRD to 1 for the connection (what hardware does for cxgb4's default
+ *    Read-only offer; the Reply and the ULP both see IRD 1); with none in
+ *    common it rejects ("no matching RTR option").  An initiator fails the same way on a Reply
  *    that drops P2P, picks no or several types, one not offered, or sets
  *    P2P unasked.
  *

@@ -50,6 +50,7 @@
  * their next run, and waits until they have released their sockets.  A
  * socket of a namespace already dying is refused at attach.
  */
+#include <linux/log2.h>
 #include <linux/net.h>
 #include <linux/slab.h>
 #include <linux/tcp.h>
@@ -1043,7 +1044,8 @@ static int rsw_stream_setup(struct rsw_stream *s, struct rsw_qp *qp)
 	 * with IRD 1 (rsw_mpa_accept()).
 	 */
 	s->rr_ird = min_t(u32, s->conn.ird, RSW_MAX_RD_ATOM);
-	s->rr_size = max_t(u32, s->rr_ird, 1);
+	/* A power of two: the u32 indices stay right across their wrap. */
+	s->rr_size = roundup_pow_of_two(max_t(u32, s->rr_ird, 1));
 	s->rr = kcalloc(s->rr_size, sizeof(*s->rr), GFP_KERNEL);
 	if (!s->rr)
 		return -ENOMEM;
@@ -1109,8 +1111,12 @@ int rsw_stream_attach(struct rsw_qp *qp, struct socket *sock,
 	return 0;
 
 err:
-	if (ret == -ENETDOWN)
-		sock_no_linger(sk);	/* leave nothing in a dying namespace */
+	/*
+	 * The peer was told the connection is up: close abortively, which
+	 * also leaves no orphan in a namespace that may be dying (exit does
+	 * not wait for a stream that is not hooked).
+	 */
+	sock_no_linger(sk);
 	sock_release(sock);
 	rsw_stream_unlist(s);
 	kfree(s->rr);
