@@ -573,6 +573,11 @@ void rsw_stream_free(struct rsw_qp *qp);
  * and wait until they have released their sockets.  May sleep.
  */
 void rsw_stream_net_exit(struct net *net);
+/*
+ * @rsw's netdev is unregistering (RTNL held): end its streams abortively,
+ * QPs to ERROR and flushed, without waiting.  Any context but hard IRQ.
+ */
+void rsw_stream_dev_gone(struct rsw_device *rsw);
 
 /*
  * iw.c - the iw_cm provider ops over cm.c and stream.c (event orders and

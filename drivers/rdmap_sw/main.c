@@ -283,12 +283,16 @@ static void rsw_netdev_changed(struct rsw_device *rsw)
 /*
  * The netdev is going away.  RTNL is held, so unregister asynchronously:
  * the netdev's unregistration then waits for our references, which the
- * reap work drops once the ib_device is gone.
+ * reap work drops once the ib_device is gone.  The ULPs' part of that
+ * waits for their work requests, so the streams end first: over a netdev
+ * that is gone, TCP would hold them for its whole retry time.
  */
 static void rsw_netdev_gone(struct rsw_device *rsw)
 {
 	lockdep_assert_held(&rsw_devices_lock);
 	rsw->netdev_gone = true;
+	/* Flush now what would wait for TCP (seen: 30 s of NVMe timeouts). */
+	rsw_stream_dev_gone(rsw);
 	/* Not registered yet (newlink checks netdev_gone) or going already. */
 	if (!ib_device_try_get(&rsw->ibdev))
 		return;

@@ -48,7 +48,11 @@
  * that namespace dies, rsw_stream_net_exit() (pernet .pre_exit, main.c)
  * marks its streams net_gone, which ends them abortively (-ENETDOWN) at
  * their next run, and waits until they have released their sockets.  A
- * socket of a namespace already dying is refused at attach.
+ * socket of a namespace already dying is refused at attach.  The same
+ * mark ends the streams of a device whose netdev is unregistering
+ * (rsw_stream_dev_gone()): their TCP connections may never move again,
+ * and the ULPs' teardown, which ib_core's unregistration waits for,
+ * needs their work requests flushed now, not after TCP gives up.
  */
 #include <linux/log2.h>
 #include <linux/net.h>
@@ -117,7 +121,8 @@ struct rsw_stream {
 	bool initiator;
 	struct net *net;		/* the socket's; compared, never used */
 	struct list_head link;		/* on rsw_streams while it has one */
-	bool net_gone;			/* set by rsw_stream_net_exit() */
+	struct rsw_device *rsw;		/* the QP's device; compared, never used */
+	bool net_gone;			/* namespace or netdev going: see the top */
 	bool hooked;			/* net_exit may kick it: streams_lock */
 
 	/* Everything below: the work item only. */
@@ -1087,6 +1092,7 @@ int rsw_stream_attach(struct rsw_qp *qp, struct socket *sock,
 	INIT_DELAYED_WORK(&s->linger, rsw_stream_linger_timeout);
 	INIT_LIST_HEAD(&s->link);
 	s->net = sock_net(sk);
+	s->rsw = qp->rsw;
 	ret = rsw_stream_setup(s, qp);
 	if (ret)
 		goto err;
@@ -1189,22 +1195,37 @@ static bool rsw_stream_net_busy(struct net *net)
 	return busy;
 }
 
-void rsw_stream_net_exit(struct net *net)
+/*
+ * Mark the listed streams of @net, or of @rsw, net_gone: each ends
+ * abortively at its next run (kicked here once hooked; attach kicks or
+ * frees one that is not yet).
+ */
+static void rsw_stream_mark_gone(const struct net *net,
+				 const struct rsw_device *rsw)
 {
 	struct rsw_stream *s;
 
-	might_sleep();
 	spin_lock_bh(&rsw_streams_lock);
 	list_for_each_entry(s, &rsw_streams, link) {
-		if (s->net != net)
+		if (net ? s->net != net : s->rsw != rsw)
 			continue;
 		WRITE_ONCE(s->net_gone, true);
-		/* Not hooked: attach kicks it once it is, or frees it. */
 		if (s->hooked)
 			rsw_stream_kick(s);
 	}
 	spin_unlock_bh(&rsw_streams_lock);
+}
+
+void rsw_stream_net_exit(struct net *net)
+{
+	might_sleep();
+	rsw_stream_mark_gone(net, NULL);
 	wait_event(rsw_streams_wait, !rsw_stream_net_busy(net));
+}
+
+void rsw_stream_dev_gone(struct rsw_device *rsw)
+{
+	rsw_stream_mark_gone(NULL, rsw);
 }
 
 int rsw_stream_init(void)
