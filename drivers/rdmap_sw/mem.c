@@ -755,12 +755,10 @@ static void rsw_mr_settle(struct rsw_mr *mr, struct rsw_mr **busy)
 		rsw_mr_wait_tx_put(mr);
 		return;
 	}
-	if (atomic_read_acquire(&mr->tx_busy)) {
+	if (atomic_read_acquire(&mr->tx_busy))
 		*busy = mr;
-		return;
-	}
-	*busy = NULL;
-	rsw_mr_put(mr);
+	else
+		rsw_mr_put(mr);
 }
 
 void rsw_mr_wait_tx_put(struct rsw_mr *mr)
@@ -770,19 +768,26 @@ void rsw_mr_wait_tx_put(struct rsw_mr *mr)
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_mr_wait_tx_put);
 
-enum rsw_mr_err rsw_mr_invalidate_local(struct rsw_device *rsw,
-					struct ib_pd *pd, u32 stag,
-					struct rsw_mr **busy)
+static enum rsw_mr_err rsw_mr_invalidate(struct rsw_device *rsw,
+					 struct ib_pd *pd, u32 stag,
+					 bool remote, struct rsw_mr **busy)
 {
 	struct rsw_mr *mr;
 	enum rsw_mr_err err;
 
 	if (busy)
 		*busy = NULL;
-	err = rsw_mr_revoke(rsw, pd, stag, false, &mr);
+	err = rsw_mr_revoke(rsw, pd, stag, remote, &mr);
 	if (!err)
 		rsw_mr_settle(mr, busy);
 	return err;
+}
+
+enum rsw_mr_err rsw_mr_invalidate_local(struct rsw_device *rsw,
+					struct ib_pd *pd, u32 stag,
+					struct rsw_mr **busy)
+{
+	return rsw_mr_invalidate(rsw, pd, stag, false, busy);
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_mr_invalidate_local);
 
@@ -795,15 +800,7 @@ enum rsw_mr_err rsw_mr_invalidate_remote(struct rsw_device *rsw,
 					 struct ib_pd *pd, u32 stag,
 					 struct rsw_mr **busy)
 {
-	struct rsw_mr *mr;
-	enum rsw_mr_err err;
-
-	if (busy)
-		*busy = NULL;
-	err = rsw_mr_revoke(rsw, pd, stag, true, &mr);
-	if (!err)
-		rsw_mr_settle(mr, busy);
-	return err;
+	return rsw_mr_invalidate(rsw, pd, stag, true, busy);
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_mr_invalidate_remote);
 
