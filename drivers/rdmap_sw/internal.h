@@ -574,8 +574,9 @@ void rsw_stream_free(struct rsw_qp *qp);
  */
 void rsw_stream_net_exit(struct net *net);
 /*
- * @rsw's netdev is unregistering (RTNL held): end its streams abortively,
- * QPs to ERROR and flushed, without waiting.  Any context but hard IRQ.
+ * @rsw's netdev is unregistering (RTNL held, rsw->netdev_gone set): end
+ * its streams abortively, QPs to ERROR and flushed, without waiting; an
+ * attach from now on is refused (-ENETDOWN).  Process context.
  */
 void rsw_stream_dev_gone(struct rsw_device *rsw);
 

@@ -290,7 +290,7 @@ static void rsw_netdev_changed(struct rsw_device *rsw)
 static void rsw_netdev_gone(struct rsw_device *rsw)
 {
 	lockdep_assert_held(&rsw_devices_lock);
-	rsw->netdev_gone = true;
+	WRITE_ONCE(rsw->netdev_gone, true);
 	/* Flush now what would wait for TCP (seen: 30 s of NVMe timeouts). */
 	rsw_stream_dev_gone(rsw);
 	/* Not registered yet (newlink checks netdev_gone) or going already. */

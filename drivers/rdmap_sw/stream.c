@@ -220,13 +220,17 @@ static void rsw_stream_unhook(struct rsw_stream *s)
 
 /* ------------------------------------------------------------- helpers */
 
-/* List @s (its socket in s->net); false if that namespace is dying. */
+/*
+ * List @s (its socket in s->net); false if that namespace is dying or the
+ * device's netdev is going (rsw_stream_dev_gone() sets that flag before it
+ * takes the lock, so a stream is either refused here or marked there).
+ */
 static bool rsw_stream_list(struct rsw_stream *s)
 {
 	bool live;
 
 	spin_lock_bh(&rsw_streams_lock);
-	live = check_net(s->net);
+	live = check_net(s->net) && !READ_ONCE(s->rsw->netdev_gone);
 	if (live)
 		list_add_tail(&s->link, &rsw_streams);
 	spin_unlock_bh(&rsw_streams_lock);
@@ -1073,6 +1077,7 @@ int rsw_stream_attach(struct rsw_qp *qp, struct socket *sock,
 	might_sleep();
 	s = kvzalloc(sizeof(*s), GFP_KERNEL);
 	if (!s) {
+		sock_no_linger(sk);	/* as every failed attach, below */
 		sock_release(sock);
 		return -ENOMEM;
 	}

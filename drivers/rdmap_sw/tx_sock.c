@@ -65,12 +65,17 @@ static bool rsw_tx_sock_kva(struct rsw_tx_sock *ts, unsigned int *nbv,
 
 /*
  * Whether a page piece can go to TCP by reference: MSG_SPLICE_PAGES exists
- * (6.5 on), and the page is one TCP may hold (not slab, referenced).
+ * (6.5 on), the page is one TCP may hold (not slab, referenced), and it
+ * belongs to a user MR, whose pages hold the process's data for as long
+ * as they live.  A fast-registered page is the kernel consumer's: TCP
+ * reads a spliced page at (re)transmit time, which a peer with a shut
+ * window puts after an invalidation, when the consumer may have reused it.
  */
 static bool rsw_tx_sock_can_splice(const struct rsw_tx_fpdu *f,
-				   struct page *page)
+				   const struct rsw_tx_piece *p)
 {
-	return rsw_have_splice_pages() && f->splice && sendpage_ok(page);
+	return rsw_have_splice_pages() && f->splice &&
+	       p->hold == RSW_MR_HOLD_PAGE && sendpage_ok(p->page);
 }
 
 /* The bio_vecs of FPDU @f; its length in *@len, or false. */
@@ -91,7 +96,7 @@ static bool rsw_tx_sock_fpdu(struct rsw_tx_sock *ts, unsigned int *nbv,
 		}
 		if (*nbv == ARRAY_SIZE(ts->bv))
 			return false;
-		ts->zc[*nbv] = rsw_tx_sock_can_splice(f, p->page);
+		ts->zc[*nbv] = rsw_tx_sock_can_splice(f, p);
 		bvec_set_page(&ts->bv[(*nbv)++], p->page, p->len, p->off);
 	}
 	*len = f->hdr_len + f->payload_len + f->trailer_len;
