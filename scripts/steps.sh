@@ -45,11 +45,6 @@ vm_data() { scripts/vm --kernel "$1" --mem 2048 --timeout "$2" -- "${@:3}"; }
 # fails whatever it printed.
 record() {
 	local name=$1 rc=$2 secs=$3 skips n
-	if [ -n "${RSW_LANE_FILE:-}" ]; then
-		printf 'R\t%s\t%s\t%s\n' "$name" "$rc" "$secs" >>"$RSW_LANE_FILE"
-		rsw_log "=== $name: exit $rc in $secs s (verdict when its lane ends)"
-		return
-	fi
 	step_secs[$name]=$secs
 	skips=$(inner_skips "$logdir/$name.log")
 	n=$(inner_retries "$logdir/$name.log")
@@ -124,57 +119,9 @@ group() {
 }
 
 skip() {
-	if [ -n "${RSW_LANE_FILE:-}" ]; then
-		printf 'S\t%s\t%s\n' "$1" "$2" >>"$RSW_LANE_FILE"
-		rsw_log "=== $1: SKIP ($2)"
-		return
-	fi
 	skipped=$((skipped + 1))
 	results+=("SKIP  $1: $2")
 	rsw_log "=== $1: SKIP ($2)"
-}
-
-# Lanes: a guest keeps about 1.2 of the two cores busy (scripts/vm's
-# "QEMU used" line), so make check runs its guest steps in two lanes side
-# by side.  lane NAME FUNC [ARGS...] runs FUNC, which calls step, group
-# and skip as usual, in the background; its verdicts go to a file and
-# lanes_wait records them, lane by lane in the order they ran, once every
-# lane ended.  A lane that did not reach its end is a failure of its own.
-declare -a lane_pids=() lane_files=() lane_names=()
-lane() {
-	local name=$1 f="$logdir/lane-$1.verdicts"
-	shift
-	: >"$f"
-	(
-		RSW_LANE_FILE=$f
-		"$@"
-		printf 'E\n' >>"$f"
-	) &
-	lane_pids+=($!)
-	lane_files+=("$f")
-	lane_names+=("$name")
-	rsw_log "=== lane $name: $*"
-}
-
-lanes_wait() {
-	local i kind name a b t0=$SECONDS ended
-	for i in "${!lane_pids[@]}"; do
-		wait "${lane_pids[$i]}"
-		ended=0
-		while IFS=$'\t' read -r kind name a b; do
-			case "$kind" in
-			R) record "$name" "$a" "$b" ;;
-			S) skip "$name" "$a" ;;
-			E) ended=1 ;;
-			esac
-		done <"${lane_files[$i]}"
-		if [ "$ended" -eq 0 ]; then
-			echo "lane ${lane_names[$i]} ended early; verdicts it recorded: $(cut -f2 "${lane_files[$i]}" | paste -sd' ')" \
-				>"$logdir/lane-${lane_names[$i]}.log"
-			record "lane-${lane_names[$i]}" 1 "$((SECONDS - t0))"
-		fi
-	done
-	lane_pids=() lane_files=() lane_names=()
 }
 
 # The closing lines: every step's verdict, the total wall time, the five
