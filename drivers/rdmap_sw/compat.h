@@ -139,4 +139,12 @@ static inline void rsw_vma_clear_flags(struct vm_area_struct *vma,
 #endif
 }
 
+/*
+ * MR walks take user pages' kernel addresses with page_address(): a page
+ * of high memory has none while unmapped.  Supported kernels are 64-bit.
+ */
+#ifdef CONFIG_HIGHMEM
+#error "rdmap_sw needs a kernel without CONFIG_HIGHMEM (a 64-bit kernel)"
+#endif
+
 #endif /* RDMAP_SW_COMPAT_H */

@@ -61,7 +61,8 @@ struct rsw_device {
 	/* Membership of rsw_devices and the flags below: rsw_devices_lock. */
 	struct list_head list;
 	bool dead;		/* dealloc_driver ran: ignore, reap queued */
-	bool netdev_gone;	/* NETDEV_UNREGISTER seen */
+	/* NETDEV_UNREGISTER seen; also read (READ_ONCE) by rsw_stream_list() */
+	bool netdev_gone;
 	struct work_struct reap_work;
 
 	/*

@@ -14,8 +14,8 @@
  * computed once, while the FPDU is described.  A batch of consecutive
  * FPDUs is handed to the sink's send(); a socket sink turns the batch into
  * bio_vec iov_iters for sock_sendmsg() (MSG_MORE while @more); the page
- * pieces of FPDUs marked @splice go out with MSG_SPLICE_PAGES (zero copy),
- * everything else is copied by TCP.
+ * pieces of FPDUs marked @splice that come from a user MR go out with
+ * MSG_SPLICE_PAGES (zero copy), everything else is copied by TCP.
  *
  * The sink returns how many FPDUs of the batch it took (0..n), or a
  * negative errno for a broken stream.  Fewer than n means "full, call
@@ -81,7 +81,8 @@ struct rsw_tx_fpdu {
 	bool last;			/* DDP L flag */
 	/*
 	 * Page pieces may be spliced (zero copy): a Read Response without
-	 * MPA CRC.  TCP then reads the memory when it (re)transmits, later
+	 * MPA CRC, from a user MR (a kernel consumer's fast-registered pages
+	 * may be reused once an invalidation completed).  TCP then reads the memory when it (re)transmits, later
 	 * than the engine; with CRC the trailer was computed from the
 	 * memory as it was when described, so a source written meanwhile
 	 * (which a Read of live memory permits) would go out with a CRC

@@ -4,9 +4,9 @@
  * FPDUs becomes bio_vec iov_iters for sock_sendmsg() with MSG_DONTWAIT, and
  * MSG_MORE while the message continues.  Headers, trailers and inline data
  * live in the engine's own (slab) memory and are copied by TCP; the page
- * pieces of FPDUs marked splice (Read Responses without CRC, see tx.h) go
- * out in runs with MSG_SPLICE_PAGES, TCP holding the pages by reference
- * (zero copy).
+ * pieces of user MRs in FPDUs marked splice (Read Responses without CRC,
+ * see tx.h) go out in runs with MSG_SPLICE_PAGES, TCP holding the pages by
+ * reference (zero copy; rsw_tx_sock_can_splice() says why only those).
  *
  * Lifetime.  Every piece is held by the engine (tx.c, mem.c) until this
  * function returned: a copied piece is read by TCP inside sock_sendmsg(),
