@@ -80,16 +80,16 @@ struct rsw_tx_fpdu {
 	u32 msg_end;			/* message offset after this FPDU */
 	bool last;			/* DDP L flag */
 	/*
-	 * Page pieces may be spliced (zero copy): a Read Response without
-	 * MPA CRC, from a user MR (a kernel consumer's fast-registered pages
-	 * may be reused once an invalidation completed).  TCP then reads the memory when it (re)transmits, later
-	 * than the engine; with CRC the trailer was computed from the
-	 * memory as it was when described, so a source written meanwhile
-	 * (which a Read of live memory permits) would go out with a CRC
-	 * that does not match and the peer would terminate.  With CRC the
-	 * payload is copied at send() time, as it is for every other FPDU,
-	 * which shrinks that window to one batch's describe-to-sendmsg (a
-	 * fused copy-and-CRC would close it).
+	 * Page pieces may be spliced (zero copy): a Read Response without MPA CRC,
+	 * from a user MR (a kernel consumer's fast-registered pages may be reused
+	 * once an invalidation completed).  TCP then reads the memory when it
+	 * (re)transmits, later than the engine; with CRC the trailer was computed
+	 * from the memory as it was when described, so a source written meanwhile
+	 * (which a Read of live memory permits) would go out with a CRC that does
+	 * not match and the peer would terminate.  With CRC the payload is copied
+	 * at send() time, as it is for every other FPDU, which shrinks that window
+	 * to one batch's describe-to-sendmsg (a fused copy-and-CRC would close
+	 * it).
 	 */
 	bool splice;
 	struct rsw_tx_piece piece[RSW_TX_MAX_PIECES];
