@@ -26,7 +26,8 @@ T_CMD_TIMEOUT=${T_CMD_TIMEOUT:-60}
 T_BUG_RE=$RSW_BUG_RE
 
 step() {
-	local ms=$(($(now_ms) - T_START_MS))
+	t_now
+	local ms=$((T_NOW - T_START_MS))
 	T_STEP=$((T_STEP + 1))
 	T_WHAT="$*"
 	printf '==> [%s %d] %s  (t=%d.%01ds)\n' "$T_NAME" "$T_STEP" "$*" \
@@ -50,24 +51,59 @@ now_ms() {
 	local t=${EPOCHREALTIME/[.,]/}
 	echo $((t / 1000))
 }
+# t_now: the same into T_NOW, without the subshell $(now_ms) costs (a fork
+# is tens of ms in a TCG guest running the debug kernel; helpers called for
+# every command and every poll avoid them).
+t_now() {
+	local t=${EPOCHREALTIME/[.,]/}
+	T_NOW=$((t / 1000))
+}
+
+# t_sleep SECONDS: sleep(1) without its exec, for polling loops: a read
+# that times out on a FIFO nobody writes (opened once, read-write so the
+# open does not block).
+T_SLEEP_FD=
+t_sleep() {
+	if [ -z "$T_SLEEP_FD" ]; then
+		local f=/tmp/.t_sleep.$$.$BASHPID
+		if ! mkfifo -m 600 "$f" || ! exec {T_SLEEP_FD}<>"$f"; then
+			T_SLEEP_FD=
+			rm -f "$f"
+			sleep "$1"
+			return 0
+		fi
+		rm -f "$f"
+	fi
+	read -r -t "$1" -u "$T_SLEEP_FD" _ || true
+}
 
 indent() { sed 's/^/      /'; }
+# indent_text TEXT: TEXT indented like indent's, by the shell itself (a
+# pipe into sed is two forks and an exec: 0.3 s a command on the debug
+# guest).
+indent_text() {
+	local lines
+	mapfile -t lines <<<"$1"
+	printf '      %s\n' "${lines[@]}"
+}
 
-# Run "$@" with the per-command time limit; shell functions run directly.
+# Run "$@" with the per-command time limit; shell functions and builtins
+# run directly.
 t_run() {
-	if [ "$(type -t "$1")" = file ]; then
-		timeout -k 5 "$T_CMD_TIMEOUT" "$@"
-	else
+	if declare -F -- "$1" >/dev/null || [[ " $T_BUILTINS " == *" $1 "* ]]; then
 		"$@"
+	else
+		timeout -k 5 "$T_CMD_TIMEOUT" "$@"
 	fi
 }
+T_BUILTINS=$(compgen -b -k | tr '\n' ' ')
 
 # check CMD...: CMD must succeed.  Its output is printed and kept in T_OUT.
 check() {
 	local rc=0
 	printf '    $ %s\n' "$*"
 	T_OUT=$(t_run "$@" 2>&1) || rc=$?
-	[ -z "$T_OUT" ] || printf '%s\n' "$T_OUT" | indent
+	[ -z "$T_OUT" ] || indent_text "$T_OUT"
 	[ "$rc" -eq 0 ] || fail "exit status $rc from: $*"
 }
 
@@ -76,7 +112,7 @@ check_fails() {
 	local rc=0
 	printf '    $ %s   (must fail)\n' "$*"
 	T_OUT=$(t_run "$@" 2>&1) || rc=$?
-	[ -z "$T_OUT" ] || printf '%s\n' "$T_OUT" | indent
+	[ -z "$T_OUT" ] || indent_text "$T_OUT"
 	[ "$rc" -ne 0 ] || fail "succeeded but must fail: $*"
 	[ "$rc" -ne 124 ] || fail "timed out (${T_CMD_TIMEOUT}s): $*"
 	ok "failed as expected (exit $rc)"
@@ -113,21 +149,24 @@ assert_file() {
 poll_until() {
 	local limit=$1 what=$2 start deadline delay=0.01 tries=0 out
 	shift 2
-	start=$(now_ms)
+	t_now
+	start=$T_NOW
 	deadline=$((start + limit * 1000))
 	until out=$("$@" 2>&1); do
 		tries=$((tries + 1))
-		if [ "$(now_ms)" -ge "$deadline" ]; then
+		t_now
+		if [ "$T_NOW" -ge "$deadline" ]; then
 			note "last attempt ($*):"
-			[ -z "$out" ] || printf '%s\n' "$out" | indent
+			[ -z "$out" ] || indent_text "$out"
 			fail "timed out after ${limit}s waiting for: $what"
 		fi
-		sleep "$delay"
+		t_sleep "$delay"
 		case "$delay" in
 		0.01) delay=0.02 ;; 0.02) delay=0.05 ;; 0.05) delay=0.1 ;; *) delay=0.2 ;;
 		esac
 	done
-	ok "$what (after $(($(now_ms) - start)) ms, $tries retries)"
+	t_now
+	ok "$what (after $((T_NOW - start)) ms, $tries retries)"
 }
 
 # t_ping ARGS...: iputils ping when installed, else busybox's (same options
@@ -154,11 +193,14 @@ t_cmd() {
 # wait_for SECONDS CMD...: poll CMD (10 ms doubling to 200 ms) until it
 # succeeds; status 1 after SECONDS.  Quiet; poll_until is the failing kind.
 wait_for() {
-	local deadline=$(($(now_ms) + $1 * 1000)) delay=0.01
+	local deadline delay=0.01
+	t_now
+	deadline=$((T_NOW + $1 * 1000))
 	shift
 	until "$@" >/dev/null 2>&1; do
-		[ "$(now_ms)" -lt "$deadline" ] || return 1
-		sleep "$delay"
+		t_now
+		[ "$T_NOW" -lt "$deadline" ] || return 1
+		t_sleep "$delay"
 		case "$delay" in
 		0.01) delay=0.02 ;; 0.02) delay=0.05 ;; 0.05) delay=0.1 ;; *) delay=0.2 ;;
 		esac
