@@ -237,13 +237,15 @@ struct kase {
 	char why[512];
 };
 
-static struct {
+struct fuzz_stats {
 	uint64_t cases, failed, by_exp[4], by_end[7], terms, term_bad;
 	uint64_t mpa_muts, stale_cr, established;
 	double t_start;
 	double t_phase[5];	/* connect, run, teardown, check, save */
 	double t_exp[4], t_end[7];	/* whole cases, by kind */
-} st;
+};
+
+static struct fuzz_stats st;
 
 static const char *const phase_name[5] = { "connect", "run", "teardown",
 					    "check", "save" };
@@ -2222,6 +2224,9 @@ static void print_summary(void)
 	       " late connection requests\n", o.seed, st.cases, t,
 	       st.cases / (t > 0 ? t : 1), st.failed, st.established,
 	       st.mpa_muts, st.terms, st.stale_cr);
+	if (o.jobs > 1 && !o.replay)
+		printf("#   (times below add up the %u workers' times)\n",
+		       o.jobs);
 	for (i = 0; i < 5; i++)
 		printf("#   time in %-9s %.1f s\n", phase_name[i],
 		       st.t_phase[i]);
@@ -2239,7 +2244,7 @@ static void print_summary(void)
  * cases that would have followed it in a fixed share.
  */
 static int worker(unsigned int j, uint64_t from, uint64_t to,
-		  uint64_t *next)
+		  uint64_t *next, struct fuzz_stats *mine)
 {
 	static char save[512];
 	bool ok = true;
@@ -2260,10 +2265,34 @@ static int worker(unsigned int j, uint64_t from, uint64_t to,
 		if (!ok && !o.keep_going)
 			break;
 	}
-	printf("# worker %u:\n", j);
-	print_summary();
+	printf("# worker %u: %" PRIu64 " cases, %" PRIu64 " failed\n", j,
+	       st.cases, st.failed);
 	fflush(stdout);
+	*mine = st;
 	return ok ? 0 : 1;
+}
+
+/* Add a worker's figures to this process's; times add up across workers. */
+static void stats_add(const struct fuzz_stats *w)
+{
+	int i;
+
+	st.failed += w->failed;
+	st.terms += w->terms;
+	st.term_bad += w->term_bad;
+	st.mpa_muts += w->mpa_muts;
+	st.stale_cr += w->stale_cr;
+	st.established += w->established;
+	for (i = 0; i < 5; i++)
+		st.t_phase[i] += w->t_phase[i];
+	for (i = 0; i < 4; i++) {
+		st.by_exp[i] += w->by_exp[i];
+		st.t_exp[i] += w->t_exp[i];
+	}
+	for (i = 0; i < 7; i++) {
+		st.by_end[i] += w->by_end[i];
+		st.t_end[i] += w->t_end[i];
+	}
 }
 
 /* One batch in --jobs processes, each with its own victim and ports. */
@@ -2273,28 +2302,36 @@ static bool batch_jobs(uint64_t from, uint64_t to)
 	unsigned int j;
 	int status;
 	bool ok = true;
-	uint64_t *next = mmap(NULL, sizeof(*next), PROT_READ | PROT_WRITE,
-			      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct shared {
+		uint64_t next;
+		struct fuzz_stats w[MAX_JOBS];
+	} *sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+		     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 
-	if (next == MAP_FAILED)
+	if (sh == MAP_FAILED)
 		die("mmap");
-	*next = 0;
+	memset(sh, 0, sizeof(*sh));
 	fflush(stdout);
 	for (j = 0; j < o.jobs; j++) {
 		pid[j] = fork();
 		if (pid[j] < 0)
 			die("fork");
 		if (!pid[j])
-			exit(worker(j, from, to, next));
+			exit(worker(j, from, to, &sh->next, &sh->w[j]));
 	}
 	for (j = 0; j < o.jobs; j++) {
-		if (waitpid(pid[j], &status, 0) != pid[j] ||
-		    !WIFEXITED(status) || WEXITSTATUS(status)) {
+		bool died = waitpid(pid[j], &status, 0) != pid[j] ||
+			    !WIFEXITED(status);
+
+		if (died || WEXITSTATUS(status))
 			ok = false;
+		/* a worker that died reported nothing: count it once */
+		if (died)
 			st.failed++;
-		}
+		else
+			stats_add(&sh->w[j]);
 	}
-	munmap(next, sizeof(*next));
+	munmap(sh, sizeof(*sh));
 	st.cases += to - from;
 	return ok;
 }
