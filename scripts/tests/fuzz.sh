@@ -47,10 +47,8 @@ FIRST=${RSW_FUZZ_FIRST:-0}
 JOBS=${RSW_FUZZ_JOBS:-4}
 LIST=$RSW_TOP/scripts/tests/fuzz-regress.list
 
-eval "$("$RSW_TOP/scripts/rdma-core" env)"
+rdma_core_use fuzz-peer
 FUZZ=$RSW_RDMA_PROVIDER_BUILD/fuzz-peer
-[ -x "$FUZZ" ] || fail "fuzz-peer is not built (run scripts/rdma-core)"
-export LD_LIBRARY_PATH=$RSW_RDMA_LIB
 OUT=$RSW_RUN/fuzz
 mkdir -p "$OUT/fail"
 

@@ -46,10 +46,8 @@ case "$ROUNDS" in ''|*[!0-9]*|0) echo "RSW_CM_ROUNDS must be a positive integer"
 CASES=${CASES:-1 2 3 4 5 6 7 8}
 want() { [[ " $CASES " == *" $1 "* ]]; }
 
-eval "$("$RSW_TOP/scripts/rdma-core" env)"
+rdma_core_use qp-steal
 QPS=$RSW_RDMA_PROVIDER_BUILD/qp-steal
-[ -x "$QPS" ] || fail "qp-steal is not built (run scripts/rdma-core provider)"
-export LD_LIBRARY_PATH=$RSW_RDMA_LIB
 LOGS=$RSW_RUN/harden-cm
 mkdir -p "$LOGS"
 chmod 0777 "$LOGS"

@@ -27,10 +27,8 @@ CQE=4194304
 QP_WR=16384
 QPS=16
 
-eval "$("$RSW_TOP/scripts/rdma-core" env)"
+rdma_core_use memcg-alloc
 PROG=$RSW_RDMA_PROVIDER_BUILD/memcg-alloc
-[ -x "$PROG" ] || fail "memcg-alloc is not built (run scripts/rdma-core provider)"
-export LD_LIBRARY_PATH=$RSW_RDMA_LIB
 
 t_banner
 grep -qw memory /proc/cgroups ||

@@ -40,11 +40,7 @@ T_CMD_TIMEOUT=240
 # Bound for the background rpings, which run until the test stops them.
 BG_TIMEOUT=1200
 
-eval "$("$RSW_TOP/scripts/rdma-core" env)"
-[ -x "$RSW_RDMA_BIN/rping" ] ||
-	fail "rdma-core 56.1 is not built (run scripts/rdma-core)"
-export LD_LIBRARY_PATH=$RSW_RDMA_LIB
-B=$RSW_RDMA_BIN
+rdma_core_use rping
 LOGS=$RSW_RUN/netns
 mkdir -p "$LOGS"
 NS1=rswns1 NS2=rswns2

@@ -21,10 +21,8 @@ NETDEV=dummy0
 IP=192.0.2.1
 [ "${RSW_KERNEL:-}" != debug ] || T_CMD_TIMEOUT=300
 
-eval "$("$RSW_TOP/scripts/rdma-core" env)"
+rdma_core_use qp-access
 PROG=$RSW_RDMA_PROVIDER_BUILD/qp-access
-[ -x "$PROG" ] || fail "qp-access is not built (run scripts/rdma-core provider)"
-export LD_LIBRARY_PATH=$RSW_RDMA_LIB
 
 t_banner
 rsw_dummy_up "$DEV" "$NETDEV" "$IP/24"

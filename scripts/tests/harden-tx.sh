@@ -28,10 +28,8 @@ ROUNDS=${RSW_DEREG_ROUNDS:-40}
 [ -z "${RSW_STRESS:-}" ] || ROUNDS=$((ROUNDS * 10))
 T_CMD_TIMEOUT=$((60 + ROUNDS * 3))
 
-eval "$("$RSW_TOP/scripts/rdma-core" env)"
+rdma_core_use dereg-race
 RACE=$RSW_RDMA_PROVIDER_BUILD/dereg-race
-[ -x "$RACE" ] || fail "dereg-race is not built (run scripts/rdma-core provider)"
-export LD_LIBRARY_PATH=$RSW_RDMA_LIB
 
 t_banner
 

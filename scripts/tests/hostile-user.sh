@@ -38,11 +38,8 @@ SEED=${RSW_HOSTILE_SEED:-$(date +%s)}
 PINGS=${RSW_HOSTILE_PINGS:-20}
 T_CMD_TIMEOUT=$((SECS + 240))
 
-eval "$("$RSW_TOP/scripts/rdma-core" env)"
+rdma_core_use hostile-user rping
 PROG=$RSW_RDMA_PROVIDER_BUILD/hostile-user
-[ -x "$PROG" ] || fail "hostile-user is not built (run scripts/rdma-core provider)"
-[ -x "$RSW_RDMA_BIN/rping" ] || fail "rping is not built (run scripts/rdma-core)"
-export LD_LIBRARY_PATH=$RSW_RDMA_LIB
 LOGS=$RSW_RUN/hostile-user
 mkdir -p "$LOGS"
 

@@ -287,6 +287,22 @@ t_all_arrived() {
 	done
 }
 
+# rdma_core_use TOOL...: this test uses the rdma-core 56.1 build
+# (scripts/rdma-core env: RSW_RDMA_BIN, RSW_RDMA_PROVIDER_BUILD, ...): its
+# libraries first in LD_LIBRARY_PATH, B=$RSW_RDMA_BIN, and each TOOL (a
+# file in its bin/ or in the provider's test build) built, else fail.
+rdma_core_use() {
+	local tool
+	eval "$("$RSW_TOP/scripts/rdma-core" env)"
+	export LD_LIBRARY_PATH=$RSW_RDMA_LIB
+	# shellcheck disable=SC2034 # the callers' name for the tools' directory
+	B=$RSW_RDMA_BIN
+	for tool in "$@"; do
+		[ -x "$RSW_RDMA_BIN/$tool" ] || [ -x "$RSW_RDMA_PROVIDER_BUILD/$tool" ] ||
+			fail "$tool is not built (run scripts/rdma-core)"
+	done
+}
+
 # Print where and on what the test runs.
 t_banner() {
 	printf '==> %s on %s (%s, kernel %s), %s\n' "$T_NAME" "$(hostname)" \

@@ -24,11 +24,8 @@ if [ "${RSW_KERNEL:-}" = debug ]; then
 fi
 SRV_TIMEOUT=$((T_CMD_TIMEOUT + 30))
 
-eval "$("$RSW_TOP/scripts/rdma-core" env)"
+rdma_core_use srq-smoke
 SMOKE=$RSW_RDMA_PROVIDER_BUILD/srq-smoke
-[ -x "$SMOKE" ] ||
-	fail "srq-smoke is not built (run scripts/rdma-core provider)"
-export LD_LIBRARY_PATH=$RSW_RDMA_LIB
 LOGS=$RSW_RUN/srq
 mkdir -p "$LOGS"
 

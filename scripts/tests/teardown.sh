@@ -104,11 +104,7 @@ NQN=nqn.2026-11.org.rdmap-sw:teardown
 LOGS=$RSW_RUN/teardown
 mkdir -p "$LOGS"
 
-eval "$("$RSW_TOP/scripts/rdma-core" env)"
-[ -x "$RSW_RDMA_BIN/rping" ] ||
-	fail "rdma-core 56.1 is not built (run scripts/rdma-core)"
-export LD_LIBRARY_PATH=$RSW_RDMA_LIB
-B=$RSW_RDMA_BIN
+rdma_core_use rping
 
 STATE=$LOGS/state
 t_banner

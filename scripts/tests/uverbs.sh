@@ -47,11 +47,7 @@ fi
 # Upper bound for one server (it outlives its client a little).
 SRV_TIMEOUT=${SRV_TIMEOUT:-$((T_CMD_TIMEOUT + 30))}
 
-eval "$("$RSW_TOP/scripts/rdma-core" env)"
-[ -x "$RSW_RDMA_BIN/rping" ] && [ -x "$RSW_RDMA_SMOKE" ] ||
-	fail "rdma-core 56.1 or the provider is not built (run scripts/rdma-core)"
-export LD_LIBRARY_PATH=$RSW_RDMA_LIB
-B=$RSW_RDMA_BIN
+rdma_core_use rping verbs-smoke
 LOGS=$RSW_RUN/uverbs
 mkdir -p "$LOGS"
 

@@ -22,10 +22,7 @@
 DEV=rsw0
 NETDEV=dummy0
 
-eval "$("$RSW_TOP/scripts/rdma-core" env)"
-[ -x "$RSW_RDMA_BIN/ibv_devinfo" ] && [ -x "$RSW_RDMA_SMOKE" ] ||
-	fail "rdma-core 56.1 or the provider is not built (run scripts/rdma-core)"
-export LD_LIBRARY_PATH=$RSW_RDMA_LIB
+rdma_core_use ibv_devinfo verbs-smoke
 
 
 port_state_is() {
