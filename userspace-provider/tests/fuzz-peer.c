@@ -884,6 +884,26 @@ static void writes_after_reads(struct kase *k, uint32_t off, uint32_t len)
 			k->rd[i].loose = true;
 }
 
+/*
+ * DDP validates each segment on its own: the segments of a Write that runs
+ * past the region's end which lie inside it may be placed before the one
+ * that crosses the end is refused, so earlier Reads of that part may carry
+ * either content (found by seed 20261126 case 17857).
+ */
+static void bad_write_placed(struct kase *k, uint32_t stag, uint64_t to,
+			     uint32_t len)
+{
+	uint64_t base = region_va(), off;
+
+	if (stag != v.region_mr->rkey || to >= base + REGION ||
+	    to + len <= base)
+		return;
+	off = to > base ? to - base : 0;
+	writes_after_reads(k, (uint32_t)off,
+			   (uint32_t)((to + len < base + REGION ? to + len :
+				       base + REGION) - base - off));
+}
+
 /* A valid Write into the region, or one made invalid (@bad). */
 static void gen_write(struct kase *k, bool bad)
 {
@@ -905,6 +925,7 @@ static void gen_write(struct kase *k, bool bad)
 		expect(k, EXP_TERM);
 	} else if (bad) {
 		mut_target(k, "write", &stag, &to, len);
+		bad_write_placed(k, stag, to, len);
 	} else {
 		memcpy(k->region + off, data, len);
 		writes_after_reads(k, off, len);
