@@ -1119,13 +1119,18 @@ static void mut_order(struct kase *k, int f, int g, int kind)
 /* One raw change to the byte stream: anything may happen but a crash. */
 static void mut_raw(struct kase *k)
 {
-	int f = (int)below(&k->r, (uint32_t)k->nf);
-	uint8_t *p = k->body.p + k->foff[f];
-	size_t flen = k->flen[f], at;
 	static const uint16_t lens[] = { 0, 1, 2, 3, 4, 13, 17, 0xffff,
 					 0x8000, 0xfffe };
-	uint8_t junk[64];
+	uint8_t junk[64], *p;
+	size_t flen, at;
+	int f;
 
+	/* A body without FPDUs: nothing to change (it read NULL + 0). */
+	if (!k->nf)
+		return;
+	f = (int)below(&k->r, (uint32_t)k->nf);
+	p = k->body.p + k->foff[f];
+	flen = k->flen[f];
 	switch (below(&k->r, 7)) {
 	case 0: at = below(&k->r, (uint32_t)(flen < 48 || chance(&k->r, 20) ?
 					      flen : 48));
