@@ -155,106 +155,82 @@ static void rsw_qt_expect_wc(struct kunit *test, struct ib_cq *cq, u64 wr_id,
 
 /* ---------------------------------------------------------------- create */
 
+/* What a create case gets wrong besides its caps, if anything. */
+enum rsw_qt_odd {
+	RSW_QT_SOUND, RSW_QT_UD, RSW_QT_FOREIGN_SRQ, RSW_QT_NO_SCQ,
+	RSW_QT_NO_RCQ, RSW_QT_BAD_SIG, RSW_QT_FLAGS,
+};
+
 struct rsw_qt_create_case {
 	const char *name;
-	void (*tweak)(struct ib_qp_init_attr *attr);
+	struct ib_qp_cap cap;		/* asked for */
+	enum rsw_qt_odd odd;
 	int ret;
 	u32 send_wr, recv_wr;		/* reported, if ret == 0 */
 };
 
+/* Caps in the order send_wr, recv_wr, send_sge, recv_sge, inline. */
+#define RSW_QT_CAP(sw, rw, ss, rs, il)					\
+	{ .max_send_wr = (sw), .max_recv_wr = (rw), .max_send_sge = (ss), \
+	  .max_recv_sge = (rs), .max_inline_data = (il) }
+#define RSW_QT_CAP_DFL		RSW_QT_CAP(16, 16, 2, 2, 64)
+#define RSW_QT_WR_MAX		RSW_MAX_QP_WR
+#define RSW_QT_SGE_MAX		RSW_MAX_SGE
+
 static struct ib_srq rsw_qt_fake_srq;
 
-static void rsw_qt_tw_none(struct ib_qp_init_attr *a)
+static void rsw_qt_make_odd(struct ib_qp_init_attr *a, enum rsw_qt_odd odd)
 {
-}
-
-static void rsw_qt_tw_round(struct ib_qp_init_attr *a)
-{
-	a->cap.max_send_wr = 5;
-	a->cap.max_recv_wr = 100;
-}
-
-static void rsw_qt_tw_limits(struct ib_qp_init_attr *a)
-{
-	a->cap.max_send_wr = RSW_MAX_QP_WR;
-	a->cap.max_recv_wr = RSW_MAX_QP_WR;
-	a->cap.max_send_sge = RSW_MAX_SGE;
-	a->cap.max_recv_sge = RSW_MAX_SGE;
-	a->cap.max_inline_data = RSW_MAX_INLINE;
-}
-
-static void rsw_qt_tw_send_wr(struct ib_qp_init_attr *a)
-{
-	a->cap.max_send_wr = RSW_MAX_QP_WR + 1;
-}
-
-static void rsw_qt_tw_recv_wr(struct ib_qp_init_attr *a)
-{
-	a->cap.max_recv_wr = RSW_MAX_QP_WR + 1;
-}
-
-static void rsw_qt_tw_send_sge(struct ib_qp_init_attr *a)
-{
-	a->cap.max_send_sge = RSW_MAX_SGE + 1;
-}
-
-static void rsw_qt_tw_recv_sge(struct ib_qp_init_attr *a)
-{
-	a->cap.max_recv_sge = RSW_MAX_SGE + 1;
-}
-
-static void rsw_qt_tw_inline(struct ib_qp_init_attr *a)
-{
-	a->cap.max_inline_data = RSW_MAX_INLINE + 1;
-}
-
-static void rsw_qt_tw_ud(struct ib_qp_init_attr *a)
-{
-	a->qp_type = IB_QPT_UD;
-}
-
-static void rsw_qt_tw_srq(struct ib_qp_init_attr *a)
-{
-	a->srq = &rsw_qt_fake_srq;
-}
-
-static void rsw_qt_tw_no_scq(struct ib_qp_init_attr *a)
-{
-	a->send_cq = NULL;
-}
-
-static void rsw_qt_tw_no_rcq(struct ib_qp_init_attr *a)
-{
-	a->recv_cq = NULL;
-}
-
-static void rsw_qt_tw_sig(struct ib_qp_init_attr *a)
-{
-	a->sq_sig_type = 7;
-}
-
-static void rsw_qt_tw_flags(struct ib_qp_init_attr *a)
-{
-	a->create_flags = IB_QP_CREATE_INTEGRITY_EN;
+	switch (odd) {
+	case RSW_QT_SOUND:
+		break;
+	case RSW_QT_UD:
+		a->qp_type = IB_QPT_UD;
+		break;
+	case RSW_QT_FOREIGN_SRQ:
+		a->srq = &rsw_qt_fake_srq;
+		break;
+	case RSW_QT_NO_SCQ:
+		a->send_cq = NULL;
+		break;
+	case RSW_QT_NO_RCQ:
+		a->recv_cq = NULL;
+		break;
+	case RSW_QT_BAD_SIG:
+		a->sq_sig_type = 7;
+		break;
+	case RSW_QT_FLAGS:
+		a->create_flags = IB_QP_CREATE_INTEGRITY_EN;
+		break;
+	}
 }
 
 static const struct rsw_qt_create_case rsw_qt_create_cases[] = {
-	{ "plain", rsw_qt_tw_none, 0, 16, 16 },
-	{ "rings rounded up to a power of two", rsw_qt_tw_round, 0, 8, 128 },
-	{ "every cap at its limit", rsw_qt_tw_limits, 0,
-	  RSW_MAX_QP_WR, RSW_MAX_QP_WR },
-	{ "max_send_wr over", rsw_qt_tw_send_wr, -EINVAL },
-	{ "max_recv_wr over", rsw_qt_tw_recv_wr, -EINVAL },
-	{ "max_send_sge over", rsw_qt_tw_send_sge, -EINVAL },
-	{ "max_recv_sge over", rsw_qt_tw_recv_sge, -EINVAL },
-	{ "max_inline_data over", rsw_qt_tw_inline, -EINVAL },
-	{ "UD refused", rsw_qt_tw_ud, -EOPNOTSUPP },
+	{ "plain", RSW_QT_CAP_DFL, RSW_QT_SOUND, 0, 16, 16 },
+	{ "rings rounded up to a power of two", RSW_QT_CAP(5, 100, 2, 2, 64),
+	  RSW_QT_SOUND, 0, 8, 128 },
+	{ "every cap at its limit",
+	  RSW_QT_CAP(RSW_QT_WR_MAX, RSW_QT_WR_MAX, RSW_QT_SGE_MAX,
+		     RSW_QT_SGE_MAX, RSW_MAX_INLINE),
+	  RSW_QT_SOUND, 0, RSW_QT_WR_MAX, RSW_QT_WR_MAX },
+	{ "max_send_wr over", RSW_QT_CAP(RSW_QT_WR_MAX + 1, 16, 2, 2, 64),
+	  RSW_QT_SOUND, -EINVAL },
+	{ "max_recv_wr over", RSW_QT_CAP(16, RSW_QT_WR_MAX + 1, 2, 2, 64),
+	  RSW_QT_SOUND, -EINVAL },
+	{ "max_send_sge over", RSW_QT_CAP(16, 16, RSW_QT_SGE_MAX + 1, 2, 64),
+	  RSW_QT_SOUND, -EINVAL },
+	{ "max_recv_sge over", RSW_QT_CAP(16, 16, 2, RSW_QT_SGE_MAX + 1, 64),
+	  RSW_QT_SOUND, -EINVAL },
+	{ "max_inline_data over", RSW_QT_CAP(16, 16, 2, 2, RSW_MAX_INLINE + 1),
+	  RSW_QT_SOUND, -EINVAL },
+	{ "UD refused", RSW_QT_CAP_DFL, RSW_QT_UD, -EOPNOTSUPP },
 	/* SRQ QPs: kunit/srq_kunit.c; one from another device is refused. */
-	{ "SRQ of another device refused", rsw_qt_tw_srq, -EINVAL },
-	{ "no send CQ", rsw_qt_tw_no_scq, -EINVAL },
-	{ "no receive CQ", rsw_qt_tw_no_rcq, -EINVAL },
-	{ "bad sq_sig_type", rsw_qt_tw_sig, -EINVAL },
-	{ "create_flags refused", rsw_qt_tw_flags, -EOPNOTSUPP },
+	{ "SRQ of another device refused", RSW_QT_CAP_DFL, RSW_QT_FOREIGN_SRQ,
+	  -EINVAL },
+	{ "no send CQ", RSW_QT_CAP_DFL, RSW_QT_NO_SCQ, -EINVAL },
+	{ "no receive CQ", RSW_QT_CAP_DFL, RSW_QT_NO_RCQ, -EINVAL },
+	{ "bad sq_sig_type", RSW_QT_CAP_DFL, RSW_QT_BAD_SIG, -EINVAL },
+	{ "create_flags refused", RSW_QT_CAP_DFL, RSW_QT_FLAGS, -EOPNOTSUPP },
 };
 
 KUNIT_ARRAY_PARAM_DESC(rsw_qt_create, rsw_qt_create_cases, name);
@@ -266,7 +242,8 @@ static void rsw_qt_create_caps(struct kunit *test)
 	struct ib_qp_init_attr attr = rsw_qt_attr(cq, cq);
 	struct ib_qp *qp;
 
-	c->tweak(&attr);
+	attr.cap = c->cap;
+	rsw_qt_make_odd(&attr, c->odd);
 	qp = ib_create_qp(rsw_qt.pd, &attr);
 	if (c->ret) {
 		KUNIT_ASSERT_TRUE(test, IS_ERR(qp));
