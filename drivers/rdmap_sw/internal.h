@@ -33,8 +33,9 @@ void rsw_device_remove(struct ib_device *ibdev);
 /*
  * verbs.c - device, port, GID, P_Key, PD and ucontext verbs.
  */
-/* Verbs of the device; main.c merges it into every device's ops. */
-extern const struct ib_device_ops rsw_verbs_ops;
+/* Two ops tables, each next to its code; main.c merges both. */
+extern const struct ib_device_ops rsw_query_ops;
+extern const struct ib_device_ops rsw_ctx_ops;
 
 /* Which parts of the port snapshot rsw_port_refresh() changed. */
 enum rsw_port_change {
@@ -78,7 +79,7 @@ struct rsw_umap *rsw_umap_insert(struct ib_ucontext *uctx, void *buf,
 				 size_t len, u64 *offset);
 /* The owner is destroyed: no new mmap(); @buf goes with the entry. */
 void rsw_umap_remove(struct rsw_umap *um);
-/* ops.mmap and ops.mmap_free (in rsw_verbs_ops). */
+/* ops.mmap and ops.mmap_free (in rsw_ctx_ops). */
 int rsw_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);
 void rsw_mmap_free(struct rdma_user_mmap_entry *e);
 

@@ -229,6 +229,15 @@ static int rsw_get_port_immutable(struct ib_device *ibdev, u32 port,
 	return 0;
 }
 
+/* What the device and its one port report: attributes, GID, P_Key. */
+const struct ib_device_ops rsw_query_ops = {
+	.get_port_immutable = rsw_get_port_immutable,
+	.query_device = rsw_query_device,
+	.query_port = rsw_query_port,
+	.query_gid = rsw_query_gid,
+	.query_pkey = rsw_query_pkey,
+};
+
 static int rsw_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
 	struct rsw_device *rsw = to_rsw_dev(ibpd->device);
@@ -275,20 +284,15 @@ static void rsw_disassociate_ucontext(struct ib_ucontext *ibctx)
 {
 }
 
-const struct ib_device_ops rsw_verbs_ops = {
-	.query_device = rsw_query_device,
-	.query_port = rsw_query_port,
-	.query_gid = rsw_query_gid,
-	.query_pkey = rsw_query_pkey,
-	.get_port_immutable = rsw_get_port_immutable,
-	.alloc_pd = rsw_alloc_pd,
-	.dealloc_pd = rsw_dealloc_pd,
+/* Every process's context and PDs, and the ring mappings it makes. */
+const struct ib_device_ops rsw_ctx_ops = {
 	.alloc_ucontext = rsw_alloc_ucontext,
 	.dealloc_ucontext = rsw_dealloc_ucontext,
 	.disassociate_ucontext = rsw_disassociate_ucontext,
 	.mmap = rsw_mmap,
 	.mmap_free = rsw_mmap_free,
-
-	INIT_RDMA_OBJ_SIZE(ib_pd, rsw_pd, base),
+	.alloc_pd = rsw_alloc_pd,
+	.dealloc_pd = rsw_dealloc_pd,
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, rsw_ucontext, base),
+	INIT_RDMA_OBJ_SIZE(ib_pd, rsw_pd, base),
 };
