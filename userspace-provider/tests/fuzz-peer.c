@@ -2276,6 +2276,11 @@ static int worker(unsigned int j, uint64_t from, uint64_t to,
 	bool ok = true;
 	uint64_t i;
 
+	/*
+	 * The fork copied the parent's totals of the batches before: count
+	 * this batch's only, which the parent adds to them (stats_add()).
+	 */
+	memset(&st, 0, sizeof(st));
 	o.port += 10 * (int)j;
 	o.count_every = 0;	/* other workers' objects come and go */
 	if (o.save) {
