@@ -2304,6 +2304,24 @@ static void st_stall_off(void *unused)
 	rsw_stream_kunit_set_stall(NULL);
 }
 
+/* Hold the next linger timeout and/or work run (st_stall_fn) from now on. */
+static void st_stall_arm(struct kunit *test, bool linger, bool work)
+{
+	struct st_stall *c = &st_stall_ctl;
+
+	memset(c, 0, sizeof(*c));
+	init_completion(&c->linger_in);
+	init_completion(&c->linger_go);
+	init_completion(&c->work_in);
+	init_completion(&c->work_go);
+	init_completion(&c->destroyed);
+	atomic_set(&c->arm_linger, linger);
+	atomic_set(&c->arm_work, work);
+	rsw_stream_kunit_set_stall(st_stall_fn);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, st_stall_off,
+							NULL), 0);
+}
+
 static bool st_wait_done(struct completion *done, unsigned int ms)
 {
 	return wait_for_completion_timeout(done, msecs_to_jiffies(ms)) > 0;
@@ -2325,17 +2343,8 @@ static void st_linger_destroy(struct kunit *test)
 	struct task_struct *t;
 	bool early;
 
-	memset(c, 0, sizeof(*c));
-	init_completion(&c->linger_in);
-	init_completion(&c->linger_go);
-	init_completion(&c->work_in);
-	init_completion(&c->work_go);
-	init_completion(&c->destroyed);
+	st_stall_arm(test, true, false);
 	c->qp = x->e->qp;
-	atomic_set(&c->arm_linger, 1);
-	rsw_stream_kunit_set_stall(st_stall_fn);
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, st_stall_off,
-							NULL), 0);
 
 	/* Orderly close: our FIN, then the peer's never comes. */
 	KUNIT_ASSERT_EQ(test, st_modify(x->e, IB_QPS_SQD), 0);
@@ -2366,6 +2375,50 @@ static void st_linger_destroy(struct kunit *test)
 	wait_for_completion(&c->destroyed);
 }
 
+/*
+ * Issue 11: RX runs in the socket's data-ready callback.  With the
+ * stream's work held at its start, a Write and a Send from the peer are
+ * still placed and the Send completes: nothing on the receive path waits
+ * for the work item (before, data-ready only queued the work, and the
+ * receive never completed while it was held).  Once let go, the work finds
+ * the stream in step: a second Send completes too.
+ */
+static void st_rx_in_data_ready(struct kunit *test)
+{
+	struct st_stall *c = &st_stall_ctl;
+	struct st_hx *x = st_hx_up(test, true, false);
+	const u8 *p;
+	struct ib_wc wc;
+	union rsw_hdr h;
+
+	st_stall_arm(test, false, true);
+	rsw_stream_start(to_rsw_qp(x->e->qp));	/* queues the work */
+	KUNIT_ASSERT_TRUE_MSG(test, st_wait_done(&c->work_in, ST_WAIT_MS),
+			      "the stream's work never ran");
+
+	st_hdr_tagged(&h, RSW_OP_WRITE, x->mr->mr->rkey, x->mr->mr->iova + 10);
+	st_emit(x, &h, sizeof(h.tagged), 100, NULL);
+	p = x->frame + sizeof(h.tagged);
+	st_send(x, RSW_OP_SEND, 1, 0, 40, 0, NULL);
+	KUNIT_ASSERT_EQ(test, st_send_all(x->raw, x->frame, x->frame_len),
+			(int)x->frame_len);
+	st_wc(test, x->e->rcq, 50, IB_WC_SUCCESS, IB_WC_RECV, &wc);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, 40);
+	KUNIT_EXPECT_TRUE(test, !memcmp(st_mr_ptr(x->mr, 10), p, 100));
+	KUNIT_EXPECT_FALSE_MSG(test, completion_done(&c->work_go),
+			       "the work was let go early");
+
+	complete(&c->work_go);
+	x->frame_len = 0;
+	st_send(x, RSW_OP_SEND, 2, 0, 7, 0, NULL);
+	KUNIT_ASSERT_EQ(test, st_send_all(x->raw, x->frame, x->frame_len),
+			(int)x->frame_len);
+	st_wc(test, x->e->rcq, 51, IB_WC_SUCCESS, IB_WC_RECV, &wc);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, 7);
+	KUNIT_EXPECT_EQ(test, st_state(test, x->e), IB_QPS_RTS);
+	KUNIT_EXPECT_EQ(test, st_stats(test, x->e).term_sent, 0);
+}
+
 static struct kunit_case st_cases[] = {
 	KUNIT_CASE_PARAM(st_lb_send, st_rtr_gen_params),
 	KUNIT_CASE_PARAM(st_lb_send_large, st_crc_gen_params),
@@ -2389,6 +2442,7 @@ static struct kunit_case st_cases[] = {
 	KUNIT_CASE(st_reset_live_stream),
 	KUNIT_CASE_PARAM(st_peer_rtr_full, st_rtr_full_gen_params),
 	KUNIT_CASE(st_linger_destroy),
+	KUNIT_CASE(st_rx_in_data_ready),
 	{}
 };
 

@@ -1339,7 +1339,9 @@ static void tx_sock_stream(struct kunit *test)
 	}
 	KUNIT_ASSERT_EQ(test, ib_post_send(qp, wr, NULL), 0);
 	while (c->sink.len < expect && time_before(jiffies, end)) {
+		lock_sock(snd->sk);	/* the sink's contract */
 		ret = rsw_tx_process(c->tx, to_rsw_qp(qp), 16);
+		release_sock(snd->sk);
 		if (ts->skip)
 			partial++;	/* an FPDU went out in part */
 		if (ret == -EAGAIN)

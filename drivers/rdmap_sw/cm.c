@@ -498,8 +498,11 @@ static void rsw_cep_send_term(struct rsw_cep *cep, enum rsw_mpa_reason r)
 	if (!b)
 		return;
 	rsw_tx_sock_init(&b->ts, cep->sock);
-	if (!rsw_tx_init(&b->tx, &cfg, NULL, NULL, &rsw_tx_sock_ops, &b->ts))
+	if (!rsw_tx_init(&b->tx, &cfg, NULL, NULL, &rsw_tx_sock_ops, &b->ts)) {
+		lock_sock(cep->sock->sk);	/* the sink's contract */
 		rsw_tx_terminate(&b->tx, &t);
+		release_sock(cep->sock->sk);
+	}
 	kvfree(b);
 }
 

@@ -528,8 +528,9 @@ void rsw_tx_abort(struct rsw_tx *tx, struct rsw_qp *qp);
 
 /*
  * tx_sock.c - the socket sink of the transmit engine (tx.h): batches go
- * out with one sock_sendmsg() each, MSG_DONTWAIT.  Process context only
- * (the socket lock may sleep); serialised with its rsw_tx.
+ * out with one tcp_sendmsg_locked() each, MSG_DONTWAIT.  The engine's user
+ * owns the socket (lock_sock()) across each run of the engine; process
+ * context; serialised with its rsw_tx.
  */
 extern const struct rsw_tx_sink_ops rsw_tx_sock_ops;
 /* @ts as the sink context of rsw_tx_init() for connected TCP @sock. */
@@ -537,9 +538,16 @@ void rsw_tx_sock_init(struct rsw_tx_sock *ts, struct socket *sock);
 
 /*
  * stream.c - a QP's connection in full operation (ops in stream.h, model
- * at the top of stream.c).  RX and TX run from one work item per stream
- * on rsw_stream_wq; everything below may be called from any context unless
- * noted, and never sleeps unless noted.
+ * at the top of stream.c).  Execution contexts:
+ *  - RX: the socket's data-ready callback (softirq, socket spinlock held;
+ *    or release_sock() in the work item): parses, places, completes
+ *    (the CQ's handler runs from its own work, cq.c), never sleeps,
+ *    never sends.
+ *  - TX, Terminates, phase changes: one work item per stream on
+ *    rsw_stream_wq, with the socket locked (lock_sock()); upcalls and
+ *    waits with it released.
+ * Everything below may be called from any context unless noted, and never
+ * sleeps unless noted.
  */
 int rsw_stream_init(void);
 void rsw_stream_exit(void);

@@ -30,7 +30,7 @@
  * kernel memory that is not theirs to revoke, so they are walked lockless.
  *
  * Memory read after the walk.  The TX engine collects (page, offset,
- * length) pieces in a walk and sock_sendmsg() reads them after the lock
+ * length) pieces in a walk and tcp_sendmsg_locked() reads them after the lock
  * is dropped.  The rule: no memory is read for sending after its owner
  * could have freed it.  So each piece holds, from its collection (under
  * the lock, rsw_mr_hold()) until the sink returned (rsw_mr_unhold()):

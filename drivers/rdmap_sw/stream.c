@@ -3,16 +3,31 @@
  * rdmap_sw: a QP's connection in full operation (types in stream.h, API in
  * internal.h).
  *
- * Model.  One work item per stream, on rsw_stream_wq, does everything: it
- * reads the socket with tcp_read_sock() into the RX parser, whose callbacks
- * below place payload into registered memory and complete receives and
- * Reads; then it runs the TX engine over owed Read Responses and the send
- * queue.  The socket callbacks (data ready, write space, state change),
- * post_send and modify_qp only queue that work.  Because RX and TX of one
- * stream never run concurrently, the parser, the engine and the state
- * below need no lock of their own; the QP's queues keep theirs.  (Parsing
- * in the data-ready softirq itself would save a context switch per batch;
- * it needs the Read bookkeeping shared between the two sides first.)
+ * Model: the socket lock is the stream's lock.
+ *  - RX runs in the socket's data-ready callback: tcp_read_sock() feeds
+ *    the RX parser, whose callbacks below place payload into registered
+ *    memory and complete receives and Reads.  data-ready runs in softirq
+ *    with the socket's spinlock held and nobody owning the socket, or
+ *    from release_sock() processing the backlog in the owner's context;
+ *    in the latter case RX runs there only if the owner is the stream's
+ *    own work (anyone else might hold a lock a completion handler takes),
+ *    else the work item does it.  Nothing on the RX side sleeps, takes
+ *    the socket lock or sends.
+ *  - One work item per stream, on rsw_stream_wq, does the rest, owning
+ *    the socket (lock_sock()) while it touches the state below: RX left
+ *    over (budget, a completion it had to defer), the TX engine over owed
+ *    Read Responses and the send queue (tcp_sendmsg_locked()), the
+ *    Terminate, and the phase changes.  Upcalls (events, closed()) and
+ *    sleeping waits run with the socket released.
+ *  - Wakeups: write space, state changes, post_send and modify_qp queue
+ *    the work; RX queues it only when it left something to do (a Read
+ *    Request to answer, a Read completed while TX may wait for ORD, the
+ *    first FPDU a responder waited for, the end of RUN, a deferred
+ *    completion, its budget spent).  Completions reach the CQ straight
+ *    from RX (its handler runs from the CQ's own work, cq.c).
+ * So RX and TX of one stream never run concurrently: the parser, the
+ * engine, the Read bookkeeping between them and the state below need no
+ * lock of their own; the QP's queues keep theirs (taken from softirq too).
  *
  * Phases:
  *   IDLE    attached, QP in RTS, waiting for rsw_stream_start()
@@ -83,6 +98,15 @@ enum rsw_stream_phase {
 	RSW_STREAM_RUN,
 	RSW_STREAM_LINGER,
 	RSW_STREAM_DONE,
+	RSW_STREAM_PHASES,
+};
+
+/* Why RUN ends (the first reason found stands); the peer's FIN aside. */
+enum rsw_stream_why {
+	RSW_WHY_NONE,		/* it does not */
+	RSW_WHY_TERMINATE,	/* ours to send (s->term), then linger */
+	RSW_WHY_PEER_TERM,	/* the peer's Terminate (s->peer_term) */
+	RSW_WHY_ABORT,		/* nothing more can be said: reset */
 };
 
 /* The untagged Send being received. */
@@ -125,18 +149,24 @@ struct rsw_stream {
 	bool net_gone;			/* namespace or netdev going: see the top */
 	bool hooked;			/* net_exit may kick it: streams_lock */
 
-	/* Everything below: the work item only. */
+	/*
+	 * Everything below: the socket's owner, i.e. RX (data-ready) or the
+	 * work item with the socket locked (see the top).  The work item
+	 * alone writes phase (with the socket locked, but for the start),
+	 * eof and fin_sent, and reads them unlocked.
+	 */
 	enum rsw_stream_phase phase;
+	enum rsw_stream_why why;
 	int status;			/* why the stream ends */
 	bool tx_hold;			/* responder: no FPDU received yet */
 	bool rtr_send;			/* initiator (p2p): RTR still to send */
 	bool rtr_read;			/* our RTR Read awaits its response */
 	bool rtr_wait;			/* responder (p2p): RTR not yet seen */
-	bool rx_end;			/* parser stopped or Terminate seen */
+	bool rx_wake;			/* RX left the work item something */
 	bool eof;			/* peer's FIN at an FPDU boundary */
-	bool term_due;			/* term must be sent */
 	bool fin_sent;
-	struct rsw_tx_term term;
+	struct rsw_tx_term term;	/* why == TERMINATE: ours */
+	struct rsw_rx_term peer_term;	/* why == PEER_TERM: the peer's */
 
 	struct rsw_stream_recv recv;
 	struct rsw_stream_deferred deferred;
@@ -182,6 +212,27 @@ static void rsw_stream_sk_wake(struct sock *sk)
 	rcu_read_unlock();
 }
 
+static void rsw_stream_rx_ready(struct rsw_stream *s, struct sock *sk);
+
+/*
+ * data-ready: RX here (see the top), unless someone other than the work
+ * owns the socket: a poster must not see completion handlers run.
+ */
+static void rsw_stream_sk_data_ready(struct sock *sk)
+{
+	struct rsw_stream *s;
+
+	rcu_read_lock();
+	s = rsw_stream_of(sk);
+	if (s) {
+		if (sock_owned_by_user(sk) && current_work() != &s->work)
+			rsw_stream_kick(s);
+		else
+			rsw_stream_rx_ready(s, sk);
+	}
+	rcu_read_unlock();
+}
+
 static void rsw_stream_sk_write_space(struct sock *sk)
 {
 	if (sk_stream_is_writeable(sk) && sk->sk_socket)
@@ -198,7 +249,7 @@ static void rsw_stream_hook(struct rsw_stream *s)
 	s->saved_write_space = sk->sk_write_space;
 	s->saved_state_change = sk->sk_state_change;
 	rcu_assign_sk_user_data(sk, s);
-	sk->sk_data_ready = rsw_stream_sk_wake;
+	sk->sk_data_ready = rsw_stream_sk_data_ready;
 	sk->sk_write_space = rsw_stream_sk_write_space;
 	sk->sk_state_change = rsw_stream_sk_wake;
 	write_unlock_bh(&sk->sk_callback_lock);
@@ -214,7 +265,7 @@ static void rsw_stream_unhook(struct rsw_stream *s)
 	sk->sk_write_space = s->saved_write_space;
 	sk->sk_state_change = s->saved_state_change;
 	write_unlock_bh(&sk->sk_callback_lock);
-	/* A callback that found the stream has finished queueing it. */
+	/* A callback that found the stream has finished with it. */
 	synchronize_rcu();
 }
 
@@ -290,6 +341,18 @@ static void rsw_stream_async(struct rsw_stream *s, enum ib_event_type type)
 
 	if (ibqp->event_handler && !READ_ONCE(s->qp->dead))
 		ibqp->event_handler(&ev, ibqp->qp_context);
+}
+
+/* RUN ends for @why (the first reason stands); the work item acts on it. */
+static void rsw_stream_set_why(struct rsw_stream *s, enum rsw_stream_why why,
+			       int status)
+{
+	if (s->why)
+		return;
+	s->why = why;
+	if (!s->status)
+		s->status = status;
+	s->rx_wake = true;
 }
 
 /* Whether the Terminate (layer, etype) is about protection. */
@@ -461,6 +524,7 @@ static bool rsw_stream_read_done(struct rsw_stream *s,
 	}
 	rd = *oldest;
 	rsw_tx_read_done(&s->tx, &idx);
+	s->rx_wake = true;		/* TX may wait for the ORD slot */
 	if (s->rtr_read) {
 		s->rtr_read = false;
 		return true;
@@ -475,6 +539,7 @@ static bool rsw_stream_read_done(struct rsw_stream *s,
 		s->deferred.sq_status = status;
 		s->deferred.sq_len = rd.len;
 		rsw_rx_pause(&s->rx);
+		s->rx_wake = true;
 		return true;
 	}
 	rsw_qp_sq_complete(s->qp, rd.idx, status, rd.len);
@@ -519,6 +584,7 @@ static bool rsw_stream_send_done(struct rsw_stream *s,
 		s->deferred.idx = r->idx;
 		s->deferred.rq = res;
 		rsw_rx_pause(&s->rx);
+		s->rx_wake = true;
 		return true;
 	}
 	rsw_qp_rq_complete(s->qp, r->idx, &res);
@@ -539,6 +605,7 @@ static void rsw_stream_read_req(struct rsw_stream *s,
 		.len = be32_to_cpu(q->read_size),
 	};
 	s->msn[RSW_QN_READ_REQ]++;
+	s->rx_wake = true;		/* a Read Response is owed */
 	if (s->rtr_wait && s->conn.rtr == RSW_MPA_RTR_READ)
 		s->rtr_wait = false;
 }
@@ -550,12 +617,13 @@ static void rsw_stream_term_rcvd(struct rsw_stream *s,
 	const struct rsw_rdmap_term *t = &seg->hdr->term.term;
 
 	s->msn[RSW_QN_TERMINATE]++;
+	rsw_stream_set_term(&s->peer_term, rsw_term_layer(t),
+			    rsw_term_etype(t), rsw_term_ecode(t));
 	s->stats.term_rcvd = 1;
-	s->stats.term_layer = rsw_term_layer(t);
-	s->stats.term_etype = rsw_term_etype(t);
-	s->stats.term_ecode = rsw_term_ecode(t);
-	s->rx_end = true;
-	s->status = -ECONNABORTED;
+	s->stats.term_layer = s->peer_term.layer;
+	s->stats.term_etype = s->peer_term.etype;
+	s->stats.term_ecode = s->peer_term.ecode;
+	rsw_stream_set_why(s, RSW_WHY_PEER_TERM, -ECONNABORTED);
 }
 
 static bool rsw_stream_seg_done(void *ctx, const struct rsw_rx_seg *seg,
@@ -564,8 +632,11 @@ static bool rsw_stream_seg_done(void *ctx, const struct rsw_rx_seg *seg,
 	struct rsw_stream *s = ctx;
 
 	s->stats.rx_fpdus++;
-	s->tx_hold = false;
-	if (s->rx_end)		/* after a Terminate nothing counts */
+	if (s->tx_hold) {
+		s->tx_hold = false;
+		s->rx_wake = true;	/* TX may start */
+	}
+	if (s->why)		/* after a Terminate nothing counts */
 		return true;
 	switch (seg->opcode) {
 	case RSW_OP_WRITE:
@@ -592,18 +663,18 @@ static void rsw_stream_rx_stop(void *ctx, const struct rsw_rx_seg *seg,
 	struct rsw_stream *s = ctx;
 	struct rsw_tx_term *t = &s->term;
 
-	s->rx_end = true;
-	s->status = -ECONNABORTED;
 	/* A stream cut inside an FPDU has nobody left to tell. */
 	if (term->layer == RSW_TERM_LAYER_LLP &&
 	    term->ecode == RSW_MPA_EC_TCP_LOST) {
-		s->status = -ECONNRESET;
+		rsw_stream_set_why(s, RSW_WHY_ABORT, -ECONNRESET);
 		return;
 	}
+	if (s->why)
+		return;
 	memset(t, 0, sizeof(*t));
 	t->why = *term;
 	memcpy(t->hdr, s->rx.hdr_octets, sizeof(t->hdr));
-	s->term_due = true;
+	rsw_stream_set_why(s, RSW_WHY_TERMINATE, -ECONNABORTED);
 }
 
 static const struct rsw_rx_ops rsw_stream_rx_ops = {
@@ -620,16 +691,16 @@ static int rsw_stream_recv_actor(read_descriptor_t *desc, struct sk_buff *skb,
 				 unsigned int off, size_t len)
 {
 	struct rsw_stream *s = desc->arg.data;
+	bool linger = s->phase == RSW_STREAM_LINGER;
 	size_t used;
 
-	if (s->phase == RSW_STREAM_LINGER)
+	if (linger)
 		used = len;			/* discarded */
-	else if (s->rx_end || rsw_rx_paused(&s->rx))
+	else if (s->why || rsw_rx_paused(&s->rx))
 		used = 0;
 	else
 		used = rsw_rx_feed_skb(&s->rx, skb, off, len);
-	if ((s->rx_end && s->phase != RSW_STREAM_LINGER) ||
-	    rsw_rx_paused(&s->rx))
+	if ((s->why && !linger) || rsw_rx_paused(&s->rx))
 		desc->count = 0;
 	else
 		desc->count -= min_t(size_t, used, desc->count);
@@ -637,11 +708,40 @@ static int rsw_stream_recv_actor(read_descriptor_t *desc, struct sk_buff *skb,
 }
 
 /*
- * The parser paused for a deferred completion: wait out the MR's TX
- * pieces (sleeps, bounded by other streams' sendmsg(MSG_DONTWAIT); never
- * our own, which hold nothing between runs), complete, parse on.
+ * RX in data-ready (see the top): the socket's spinlock held, or the
+ * work owning the socket.  Only in RUN (before it nothing may be
+ * reported; LINGER discards, which the work item does).
  */
-static void rsw_stream_rx_deferred(struct rsw_stream *s)
+static void rsw_stream_rx_ready(struct rsw_stream *s, struct sock *sk)
+{
+	read_descriptor_t desc = {
+		.arg.data = s,
+		.count = RSW_STREAM_RX_BUDGET,
+	};
+	enum rsw_stream_phase phase = READ_ONCE(s->phase);
+
+	if (phase != RSW_STREAM_RUN) {
+		if (phase == RSW_STREAM_LINGER)
+			rsw_stream_kick(s);
+		return;
+	}
+	if (s->why)
+		return;			/* the work item was told */
+	tcp_read_sock(sk, &desc, rsw_stream_recv_actor);
+	if (!desc.count || s->rx_wake) {
+		s->rx_wake = false;
+		rsw_stream_kick(s);
+	}
+}
+
+/*
+ * RX deferred a completion and paused (rsw_stream_send_done(),
+ * rsw_stream_read_done()): wait out the MR's TX pieces (sleeps, bounded by
+ * other streams' tcp_sendmsg_locked(); never our own, which hold nothing
+ * between runs), then complete.  The parser stays paused meanwhile, so
+ * nothing else touches s->deferred: the socket need not be owned.
+ */
+static void rsw_stream_deferred_finish(struct rsw_stream *s)
 {
 	struct rsw_stream_deferred *d = &s->deferred;
 
@@ -653,37 +753,43 @@ static void rsw_stream_rx_deferred(struct rsw_stream *s)
 	else
 		rsw_qp_rq_complete(s->qp, d->idx, &d->rq);
 	memset(d, 0, sizeof(*d));
-	rsw_rx_resume(&s->rx);
 }
 
-/* Read what the socket has; true if the budget ran out (more to read). */
+/*
+ * The work item's RX, socket owned: a deferred completion first (with the
+ * socket released for the wait), then what the socket has.  True if there
+ * is more to read at once.
+ */
 static bool rsw_stream_rx(struct rsw_stream *s)
 {
 	struct sock *sk = s->sock->sk;
+	bool linger = s->phase == RSW_STREAM_LINGER;
 	read_descriptor_t desc = {
 		.arg.data = s,
 		.count = RSW_STREAM_RX_BUDGET,
 	};
 
-	if (s->rx_end && s->phase != RSW_STREAM_LINGER)
-		return false;
-	lock_sock(sk);
-	tcp_read_sock(sk, &desc, rsw_stream_recv_actor);
-	if (!desc.count) {
+	sock_owned_by_me(sk);
+	if (s->deferred.mr) {
 		release_sock(sk);
-		rsw_stream_rx_deferred(s);
-		return !s->rx_end || s->phase == RSW_STREAM_LINGER;
+		rsw_stream_deferred_finish(s);
+		lock_sock(sk);
+		rsw_rx_resume(&s->rx);
 	}
+	s->rx_wake = false;
+	if (s->why && !linger)
+		return false;
+	tcp_read_sock(sk, &desc, rsw_stream_recv_actor);
+	if (!desc.count)
+		return !s->why || linger;
 	/*
 	 * All read: the peer's FIN, if it came, is next.  Inside an FPDU
 	 * the parser stops the stream itself (rsw_stream_rx_stop()).
 	 */
 	if (READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN && !tcp_inq(sk)) {
-		if (s->phase == RSW_STREAM_LINGER || s->rx_end ||
-		    rsw_rx_eof(&s->rx))
+		if (linger || s->why || rsw_rx_eof(&s->rx))
 			s->eof = true;
 	}
-	release_sock(sk);
 	return false;
 }
 
@@ -763,9 +869,7 @@ static int rsw_stream_tx_rresp(struct rsw_stream *s)
 		if (ret == -EACCES) {
 			memset(&s->term, 0, sizeof(s->term));
 			s->term.why = term;
-			s->term_due = true;
-			s->rx_end = true;
-			s->status = -ECONNABORTED;
+			rsw_stream_set_why(s, RSW_WHY_TERMINATE, -ECONNABORTED);
 			return -EACCES;
 		}
 		if (ret)
@@ -774,11 +878,15 @@ static int rsw_stream_tx_rresp(struct rsw_stream *s)
 	return 0;
 }
 
-/* Run the TX engine; true if it stopped at its budget (more to send). */
+/*
+ * Run the TX engine, socket owned; true if it stopped at its budget (more
+ * to send).
+ */
 static bool rsw_stream_tx(struct rsw_stream *s)
 {
 	int ret;
 
+	sock_owned_by_me(s->sock->sk);
 	s->stats.tx_calls++;
 	if (s->rtr_send) {
 		ret = rsw_stream_send_rtr(s);
@@ -801,10 +909,15 @@ static bool rsw_stream_tx(struct rsw_stream *s)
 		goto fail;
 	return ret == RSW_STREAM_TX_BUDGET || s->rr_head != s->rr_tail;
 fail:
-	if (!s->status)
-		s->status = ret;
-	s->rx_end = true;
+	rsw_stream_set_why(s, RSW_WHY_ABORT, ret);
 	return false;
+}
+
+/* Whether the TX engine may run in RUN (socket owned). */
+static bool rsw_stream_tx_ready(const struct rsw_stream *s)
+{
+	return s->phase == RSW_STREAM_RUN && !s->why && !s->eof &&
+	       !s->tx_hold;
 }
 
 /* ------------------------------------------------------------ endings */
@@ -812,6 +925,7 @@ fail:
 /*
  * The stream is over: QP to ERROR with everything flushed, socket
  * released (reset if @abort), closed() reported, QP reference dropped.
+ * Socket not owned.
  */
 static void rsw_stream_end(struct rsw_stream *s, bool abort)
 {
@@ -819,9 +933,13 @@ static void rsw_stream_end(struct rsw_stream *s, bool abort)
 	struct rsw_rq_result flush = { .status = RDMAP_SW_WC_WR_FLUSH_ERR };
 	struct rsw_qp *qp = s->qp;
 
-	s->phase = RSW_STREAM_DONE;
+	lock_sock(s->sock->sk);		/* RX sees DONE from now on */
+	WRITE_ONCE(s->phase, RSW_STREAM_DONE);
+	release_sock(s->sock->sk);
 	cancel_delayed_work(&s->linger);
 	rsw_stream_unhook(s);
+	/* A completion RX deferred comes before any flush. */
+	rsw_stream_deferred_finish(s);
 	rsw_qp_set_error(qp);
 	rsw_stream_tx_abort(s);
 	if (r->active && !r->rtr) {
@@ -841,22 +959,24 @@ static void rsw_stream_end(struct rsw_stream *s, bool abort)
 	rsw_qp_put(qp);
 }
 
-/* Our side is done: queued output, then FIN, then wait for the peer's. */
+/*
+ * Our side is done: queued output, then FIN, then wait for the peer's.
+ * Socket owned.
+ */
 static void rsw_stream_linger(struct rsw_stream *s)
 {
-	s->phase = RSW_STREAM_LINGER;
+	sock_owned_by_me(s->sock->sk);
+	WRITE_ONCE(s->phase, RSW_STREAM_LINGER);
 	queue_delayed_work(rsw_stream_wq, &s->linger,
 			   msecs_to_jiffies(RSW_STREAM_LINGER_MS));
 }
 
-/* Send the Terminate decided by RX or TX, then linger. */
+/*
+ * Send the Terminate decided by RX or TX (socket owned), then linger; the
+ * caller reports it once the socket is released (rsw_stream_terminated()).
+ */
 static void rsw_stream_terminate(struct rsw_stream *s)
 {
-	enum ib_event_type ev = IB_EVENT_QP_FATAL;
-
-	s->term_due = false;
-	if (rsw_stream_term_is_access(s->term.why.layer, s->term.why.etype))
-		ev = IB_EVENT_QP_ACCESS_ERR;
 	/*
 	 * In the middle of an FPDU there is no place to put it, nor behind
 	 * an RTR still in the socket's way (which lingering sends first).
@@ -871,27 +991,16 @@ static void rsw_stream_terminate(struct rsw_stream *s)
 			s->stats.term_ecode = s->term.why.ecode;
 		}
 	}
-	rsw_qp_set_error(s->qp);
-	rsw_stream_async(s, ev);
 	rsw_stream_linger(s);
 }
 
-/* LINGER: finish what is queued, then our FIN; true once the peer's came. */
-static bool rsw_stream_linger_step(struct rsw_stream *s)
+/* A Terminate (@t, sent or received) ended RUN: QP to ERROR, tell the ULP. */
+static void rsw_stream_terminated(struct rsw_stream *s,
+				  const struct rsw_rx_term *t)
 {
-	int ret = 0;
-
-	if (!s->fin_sent) {
-		if (rsw_stream_rtr_busy(s))
-			ret = rsw_stream_send_rtr(s);
-		else if (s->tx.msg.kind != RSW_TX_IDLE)
-			ret = rsw_tx_process(&s->tx, s->qp, 0);
-		if (ret == -EAGAIN)
-			return false;
-		kernel_sock_shutdown(s->sock, SHUT_WR);
-		s->fin_sent = true;
-	}
-	return s->eof;
+	rsw_qp_set_error(s->qp);
+	rsw_stream_async(s, rsw_stream_term_is_access(t->layer, t->etype) ?
+			    IB_EVENT_QP_ACCESS_ERR : IB_EVENT_QP_FATAL);
 }
 
 /* The QP was moved to ERROR or destroyed, or the socket failed. */
@@ -925,28 +1034,55 @@ static bool rsw_stream_broken(struct rsw_stream *s)
 	return false;
 }
 
-/* One round in RUN; true if there is more to do at once. */
-static bool rsw_stream_run(struct rsw_stream *s)
+/*
+ * RUN, socket owned: RX left over, then TX unless RUN is ending, then the
+ * Terminate or an orderly close.  What RUN's end is, in *@why; true if
+ * there is more to do at once.
+ */
+static bool rsw_stream_run_locked(struct rsw_stream *s,
+				  enum rsw_stream_why *why)
 {
 	bool more = rsw_stream_rx(s);
 
-	if (s->term_due) {
+	if (rsw_stream_tx_ready(s))
+		more |= rsw_stream_tx(s);
+	*why = s->why;
+	if (*why == RSW_WHY_TERMINATE) {
 		rsw_stream_terminate(s);
 		return true;
 	}
-	if (s->rx_end && !s->stats.term_rcvd) {
-		rsw_stream_end(s, true);	/* nothing more can be said */
-		return false;
+	/* An orderly close once the message in progress is out. */
+	if (!*why && !s->eof && READ_ONCE(s->qp->state) == RSW_QPS_CLOSING &&
+	    s->tx.msg.kind == RSW_TX_IDLE) {
+		rsw_stream_linger(s);
+		return true;
 	}
-	if (s->stats.term_rcvd) {
-		bool access = rsw_stream_term_is_access(s->stats.term_layer,
-							s->stats.term_etype);
+	return more;
+}
 
-		rsw_qp_set_error(s->qp);
-		rsw_stream_async(s, access ? IB_EVENT_QP_ACCESS_ERR :
-					     IB_EVENT_QP_FATAL);
+/* RUN: one round; true if there is more to do at once. */
+static bool rsw_stream_step_run(struct rsw_stream *s)
+{
+	struct sock *sk = s->sock->sk;
+	enum rsw_stream_why why;
+	bool more;
+
+	lock_sock(sk);
+	more = rsw_stream_run_locked(s, &why);
+	release_sock(sk);
+	switch (why) {
+	case RSW_WHY_TERMINATE:
+		rsw_stream_terminated(s, &s->term.why);
+		return true;
+	case RSW_WHY_PEER_TERM:
+		rsw_stream_terminated(s, &s->peer_term);
 		rsw_stream_end(s, true);
 		return false;
+	case RSW_WHY_ABORT:
+		rsw_stream_end(s, true);	/* nothing more can be said */
+		return false;
+	case RSW_WHY_NONE:
+		break;
 	}
 	if (s->eof) {
 		if (s->ops && s->ops->disconnect)
@@ -954,16 +1090,51 @@ static bool rsw_stream_run(struct rsw_stream *s)
 		rsw_stream_end(s, false);
 		return false;
 	}
-	if (!s->tx_hold)
-		more |= rsw_stream_tx(s);
-	/* An orderly close once the message in progress is out. */
-	if (READ_ONCE(s->qp->state) == RSW_QPS_CLOSING &&
-	    s->tx.msg.kind == RSW_TX_IDLE) {
-		rsw_stream_linger(s);
-		return true;
+	return more;
+}
+
+/*
+ * LINGER: discard what comes, finish what is queued, then our FIN; the
+ * end once the peer's FIN came or the linger timeout ran.
+ */
+static bool rsw_stream_step_linger(struct rsw_stream *s)
+{
+	struct sock *sk = s->sock->sk;
+	bool more;
+	int ret = 0;
+
+	lock_sock(sk);
+	more = rsw_stream_rx(s);
+	if (!s->fin_sent) {
+		if (rsw_stream_rtr_busy(s))
+			ret = rsw_stream_send_rtr(s);
+		else if (s->tx.msg.kind != RSW_TX_IDLE)
+			ret = rsw_tx_process(&s->tx, s->qp, 0);
+	}
+	release_sock(sk);
+	if (!s->fin_sent && ret != -EAGAIN) {
+		kernel_sock_shutdown(s->sock, SHUT_WR);
+		s->fin_sent = true;
+	}
+	if (s->eof || !delayed_work_pending(&s->linger)) {
+		rsw_stream_end(s, !s->eof);
+		return false;
 	}
 	return more;
 }
+
+/* IDLE (nothing may be reported before rsw_stream_start()) and DONE. */
+static bool rsw_stream_step_none(struct rsw_stream *s)
+{
+	return false;
+}
+
+static bool (*const rsw_stream_step[RSW_STREAM_PHASES])(struct rsw_stream *s) = {
+	[RSW_STREAM_IDLE] = rsw_stream_step_none,
+	[RSW_STREAM_RUN] = rsw_stream_step_run,
+	[RSW_STREAM_LINGER] = rsw_stream_step_linger,
+	[RSW_STREAM_DONE] = rsw_stream_step_none,
+};
 
 #if IS_ENABLED(CONFIG_KUNIT)
 /* KUnit: called first thing in each work function (see stream.h). */
@@ -995,29 +1166,15 @@ static void rsw_stream_work(struct work_struct *work)
 
 	rsw_stream_stall(false);
 	for (round = 0; round < RSW_STREAM_ROUNDS; round++) {
-		bool more;
+		enum rsw_stream_phase phase = s->phase;
 
-		/*
-		 * Before rsw_stream_start() nothing may be reported: the
-		 * owner has not announced the connection yet.
-		 */
-		if (s->phase == RSW_STREAM_DONE || s->phase == RSW_STREAM_IDLE)
+		if (phase == RSW_STREAM_IDLE || phase == RSW_STREAM_DONE)
 			return;
 		if (rsw_stream_broken(s)) {
 			rsw_stream_end(s, true);
 			return;
 		}
-		if (s->phase == RSW_STREAM_RUN) {
-			more = rsw_stream_run(s);
-		} else {
-			more = rsw_stream_rx(s);
-			if (rsw_stream_linger_step(s) ||
-			    !delayed_work_pending(&s->linger)) {
-				rsw_stream_end(s, !s->eof);
-				return;
-			}
-		}
-		if (!more)
+		if (!rsw_stream_step[phase](s))
 			return;
 	}
 	rsw_stream_kick(s);
@@ -1142,7 +1299,7 @@ void rsw_stream_start(struct rsw_qp *qp)
 
 	if (!s)
 		return;
-	s->phase = RSW_STREAM_RUN;
+	WRITE_ONCE(s->phase, RSW_STREAM_RUN);
 	rsw_stream_kick(s);
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_stream_start);

@@ -13,7 +13,7 @@
  * data of the WQE copy), and the trailer (PAD and CRC).  The MPA CRC is
  * computed once, while the FPDU is described.  A batch of consecutive
  * FPDUs is handed to the sink's send(); a socket sink turns the batch into
- * bio_vec iov_iters for sock_sendmsg() (MSG_MORE while @more); the page
+ * bio_vec iov_iters for tcp_sendmsg_locked() (MSG_MORE while @more); the page
  * pieces of FPDUs marked @splice that come from a user MR go out with
  * MSG_SPLICE_PAGES (zero copy), everything else is copied by TCP.
  *

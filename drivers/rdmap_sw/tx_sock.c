@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The socket sink of the transmit engine (contract in tx.h): each batch of
- * FPDUs becomes bio_vec iov_iters for sock_sendmsg() with MSG_DONTWAIT, and
- * MSG_MORE while the message continues.  Headers, trailers and inline data
+ * FPDUs becomes bio_vec iov_iters for tcp_sendmsg_locked() with
+ * MSG_DONTWAIT, and MSG_MORE while the message continues.  Headers, trailers and inline data
  * live in the engine's own (slab) memory and are copied by TCP; the page
  * pieces of user MRs in FPDUs marked splice (Read Responses without CRC,
  * see tx.h) go out in runs with MSG_SPLICE_PAGES, TCP holding the pages by
  * reference (zero copy; rsw_tx_sock_can_splice() says why only those).
  *
  * Lifetime.  Every piece is held by the engine (tx.c, mem.c) until this
- * function returned: a copied piece is read by TCP inside sock_sendmsg(),
- * a spliced page gets TCP's own reference there (skb frag), which keeps
- * it allocated through retransmissions after the engine dropped its
+ * function returned: a copied piece is read by TCP inside
+ * tcp_sendmsg_locked(), a spliced page gets TCP's own reference there (skb
+ * frag), which keeps it allocated through retransmissions after the engine dropped its
  * hold.  Nothing here keeps a pointer to a piece past the return; the
  * bio_vecs in @ts are rebuilt on every call.
  *
@@ -22,8 +22,10 @@
  * Should its length differ (its memory was re-registered meanwhile), the
  * stream cannot be continued: -EIO.
  *
- * Process context only: sock_sendmsg() takes the socket lock, which may
- * sleep; it never waits for send buffer space.
+ * Locking.  The caller owns the socket (lock_sock()) across the engine's
+ * whole run, so that nothing else of the connection (the stream's RX, which
+ * runs in data-ready, see stream.c) interleaves with a batch; each batch
+ * goes to tcp_sendmsg_locked().  Never waits for send buffer space.
  */
 #include <linux/bvec.h>
 #include <linux/mm.h>
@@ -31,6 +33,8 @@
 #include <linux/socket.h>
 #include <linux/uio.h>
 #include <linux/vmalloc.h>
+#include <net/sock.h>
+#include <net/tcp.h>
 
 #include "internal.h"
 
@@ -144,7 +148,8 @@ static ssize_t rsw_tx_sock_runs(struct rsw_tx_sock *ts, unsigned int first,
 			      run + skip);
 		iov_iter_advance(&msg.msg_iter, skip);
 		skip = 0;
-		ret = sock_sendmsg(ts->sock, &msg);
+		ret = tcp_sendmsg_locked(ts->sock->sk, &msg,
+					 msg_data_left(&msg));
 		if (ret < 0)
 			return done ? done : ret;
 		if (ts->zc[i])
@@ -166,6 +171,7 @@ static int rsw_tx_sock_send(void *ctx, const struct rsw_tx_fpdu *f,
 	size_t skip;
 	ssize_t ret;
 
+	sock_owned_by_me(ts->sock->sk);
 	if (more)
 		flags |= MSG_MORE;
 	for (i = 0; i < n && i < RSW_TX_BATCH; i++) {
