@@ -570,6 +570,14 @@ int rsw_stream_attach(struct rsw_qp *qp, struct socket *sock,
 void rsw_stream_start(struct rsw_qp *qp);
 /* Something changed (WQE posted, QP state, socket): run the work. */
 void rsw_stream_kick(struct rsw_stream *s);
+/*
+ * A user doorbell found @s's send queue idle: run the TX engine here
+ * unless the work owns the socket (then, or if the stream is not in full
+ * operation, queue the work).  The caller holds a reference to @s's QP.
+ * Process context (a system call), may sleep briefly for the socket
+ * lock; runs no completion handler or event (see stream.c).
+ */
+void rsw_stream_tx_direct(struct rsw_stream *s);
 /* A copy of @qp's stream counters; -ENOTCONN if none was attached. */
 int rsw_stream_stats(struct rsw_qp *qp, struct rsw_stream_stats *st);
 /*

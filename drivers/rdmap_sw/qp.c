@@ -857,23 +857,36 @@ static int rsw_sq_post_one(struct rsw_qp *qp, const struct ib_send_wr *wr)
 /*
  * post_send / post_recv on a user QP: the process writes its rings itself,
  * so a work request list is refused; an empty one is the doorbell (the
- * ABI's for the SQ; the same on the RQ is accepted too).  It kicks the
- * stream, which takes the new entries, or, in ERROR, flushes them: nothing
- * else would, since the stream is gone.
+ * ABI's for the SQ; the same on the RQ is accepted too).  On the SQ of a
+ * stream it runs the stream's TX here (rsw_stream_tx_direct(), outside
+ * the queue's lock), which takes the new entries; in ERROR it flushes
+ * them: nothing else would, since the stream is gone.
  */
 static int rsw_user_doorbell(struct rsw_qp *qp, struct rsw_wq *wq)
 {
+	bool can_sleep = preemptible() && !rcu_preempt_depth();
+	struct rsw_stream *direct = NULL;
 	unsigned long flags;
 	int ret = 0;
 
 	spin_lock_irqsave(&wq->lock, flags);
-	if (qp->dead)
+	if (qp->dead) {
 		ret = -EINVAL;
-	else if (qp->state == RSW_QPS_ERROR)
+	} else if (qp->state == RSW_QPS_ERROR) {
 		rsw_wq_flush(qp, wq);
-	else if (qp->stream && qp->state == RSW_QPS_RTS && wq == &qp->sq)
-		rsw_stream_kick(qp->stream);
+	} else if (qp->stream && qp->state == RSW_QPS_RTS && wq == &qp->sq) {
+		if (can_sleep) {
+			rsw_qp_get(qp);		/* keeps the stream */
+			direct = qp->stream;
+		} else {
+			rsw_stream_kick(qp->stream);
+		}
+	}
 	spin_unlock_irqrestore(&wq->lock, flags);
+	if (direct) {
+		rsw_stream_tx_direct(direct);
+		rsw_qp_put(qp);
+	}
 	return ret;
 }
 

@@ -19,6 +19,13 @@
  *    Read Responses and the send queue (tcp_sendmsg_locked()), the
  *    Terminate, and the phase changes.  Upcalls (events, closed()) and
  *    sleeping waits run with the socket released.
+ *  - A user doorbell (post_send without work requests, a system call)
+ *    that finds the SQ idle runs the TX engine itself, owning the socket,
+ *    if the work does not own it (rsw_stream_tx_direct()).  No handler
+ *    or event runs in the poster: RX that queued up in the backlog
+ *    meanwhile goes to the work, and a CQ's handler runs from the CQ's
+ *    own work (cq.c).  Kernel posts only queue the work: a kernel ULP
+ *    may post from atomic context, where lock_sock() cannot be taken.
  *  - Wakeups: write space, state changes, post_send and modify_qp queue
  *    the work; RX queues it only when it left something to do (a Read
  *    Request to answer, a Read completed while TX may wait for ORD, the
@@ -148,6 +155,7 @@ struct rsw_stream {
 	struct rsw_device *rsw;		/* the QP's device; compared, never used */
 	bool net_gone;			/* namespace or netdev going: see the top */
 	bool hooked;			/* net_exit may kick it: streams_lock */
+	atomic_t posters;		/* in rsw_stream_tx_direct() */
 
 	/*
 	 * Everything below: the socket's owner, i.e. RX (data-ready) or the
@@ -920,6 +928,45 @@ static bool rsw_stream_tx_ready(const struct rsw_stream *s)
 	       !s->tx_hold;
 }
 
+/*
+ * TX in the poster's context (see the top).  @s stays allocated: the
+ * caller holds a QP reference.  Its socket stays the stream's while
+ * posters counts us: rsw_stream_end() marks DONE, then waits for posters
+ * to drop to 0 before it releases the socket.
+ */
+static void rsw_stream_tx_run_direct(struct rsw_stream *s)
+{
+	struct sock *sk = s->sock->sk;
+	bool kick = true;
+
+	/* The work has the socket: it takes the new entries itself. */
+	if (sock_owned_by_user_nocheck(sk))
+		goto out;
+	lock_sock(sk);
+	if (rsw_stream_tx_ready(s)) {
+		kick = rsw_stream_tx(s) || s->why ||
+		       READ_ONCE(s->qp->state) != RSW_QPS_RTS;
+	}
+	release_sock(sk);		/* RX that came meanwhile: the work's */
+out:
+	if (kick)
+		rsw_stream_kick(s);
+}
+
+void rsw_stream_tx_direct(struct rsw_stream *s)
+{
+	might_sleep();
+	atomic_inc(&s->posters);
+	smp_mb__after_atomic();	/* posters before phase: see rsw_stream_end() */
+	if (READ_ONCE(s->phase) == RSW_STREAM_RUN)
+		rsw_stream_tx_run_direct(s);
+	else
+		rsw_stream_kick(s);
+	if (atomic_dec_and_test(&s->posters) &&
+	    READ_ONCE(s->phase) == RSW_STREAM_DONE)
+		wake_up_all(&rsw_streams_wait);
+}
+
 /* ------------------------------------------------------------ endings */
 
 /*
@@ -933,9 +980,11 @@ static void rsw_stream_end(struct rsw_stream *s, bool abort)
 	struct rsw_rq_result flush = { .status = RDMAP_SW_WC_WR_FLUSH_ERR };
 	struct rsw_qp *qp = s->qp;
 
-	lock_sock(s->sock->sk);		/* RX sees DONE from now on */
+	lock_sock(s->sock->sk);		/* RX and posters see DONE from now on */
 	WRITE_ONCE(s->phase, RSW_STREAM_DONE);
 	release_sock(s->sock->sk);
+	smp_mb();	/* phase before posters: pairs with rsw_stream_tx_direct() */
+	wait_event(rsw_streams_wait, !atomic_read(&s->posters));
 	cancel_delayed_work(&s->linger);
 	rsw_stream_unhook(s);
 	/* A completion RX deferred comes before any flush. */
@@ -1253,6 +1302,7 @@ int rsw_stream_attach(struct rsw_qp *qp, struct socket *sock,
 	INIT_WORK(&s->work, rsw_stream_work);
 	INIT_DELAYED_WORK(&s->linger, rsw_stream_linger_timeout);
 	INIT_LIST_HEAD(&s->link);
+	atomic_set(&s->posters, 0);
 	s->net = sock_net(sk);
 	s->rsw = qp->rsw;
 	ret = rsw_stream_setup(s, qp);
