@@ -575,7 +575,7 @@ void rsw_stream_kick(struct rsw_stream *s);
  * unless the work owns the socket (then, or if the stream is not in full
  * operation, queue the work).  The caller holds a reference to @s's QP.
  * Process context (a system call), may sleep briefly for the socket
- * lock; runs no completion handler or event (see stream.c).
+ * lock; runs no completion handler (see stream.c).
  */
 void rsw_stream_tx_direct(struct rsw_stream *s);
 /* A copy of @qp's stream counters; -ENOTCONN if none was attached. */

@@ -11,8 +11,12 @@
  *    from release_sock() processing the backlog in the owner's context;
  *    in the latter case RX runs there only if the owner is the stream's
  *    own work (anyone else might hold a lock a completion handler takes),
- *    else the work item does it.  Nothing on the RX side sleeps, takes
- *    the socket lock or sends.
+ *    else the work item does it; nor while the work is inside the TX
+ *    engine (tcp_sendmsg_locked() flushes the backlog now and then).
+ *    Nothing on the RX side sleeps, takes the socket lock or sends, and
+ *    one data-ready call does a bounded amount (RSW_STREAM_RX_SOFT_*).
+ *    QP and SRQ events RX raises (SRQ limit, last WQE reached) reach the
+ *    ULP from softirq, as a hardware driver's interrupt would.
  *  - One work item per stream, on rsw_stream_wq, does the rest, owning
  *    the socket (lock_sock()) while it touches the state below: RX left
  *    over (budget, a completion it had to defer), the TX engine over owed
@@ -21,11 +25,13 @@
  *    sleeping waits run with the socket released.
  *  - A user doorbell (post_send without work requests, a system call)
  *    that finds the SQ idle runs the TX engine itself, owning the socket,
- *    if the work does not own it (rsw_stream_tx_direct()).  No handler
- *    or event runs in the poster: RX that queued up in the backlog
- *    meanwhile goes to the work, and a CQ's handler runs from the CQ's
- *    own work (cq.c).  Kernel posts only queue the work: a kernel ULP
- *    may post from atomic context, where lock_sock() cannot be taken.
+ *    if the work neither owns it nor waits for it
+ *    (rsw_stream_tx_direct()).  No completion handler runs in the
+ *    poster: RX that queued up in the backlog meanwhile goes to the work,
+ *    and a CQ's handler runs from the CQ's own work (cq.c); the only
+ *    event it can raise is the user QP's own, to uverbs.  Kernel posts
+ *    only queue the work: a kernel ULP may post from atomic context,
+ *    where lock_sock() cannot be taken.
  *  - Wakeups: write space, state changes, post_send and modify_qp queue
  *    the work; RX queues it only when it left something to do (a Read
  *    Request to answer, a Read completed while TX may wait for ORD, the
@@ -92,6 +98,14 @@
 /* Work done per run before the item requeues itself. */
 #define RSW_STREAM_ROUNDS	16
 #define RSW_STREAM_RX_BUDGET	(256 * 1024)
+#define RSW_STREAM_RX_SEGS	1024
+/*
+ * RX in data-ready (softirq) per call: octets, and segments, since the
+ * cost of a segment is set by the peer and the receive's SGEs, not its
+ * size.  The work item goes on from there.
+ */
+#define RSW_STREAM_RX_SOFT_BUDGET	(64 * 1024)
+#define RSW_STREAM_RX_SOFT_SEGS		64
 #define RSW_STREAM_TX_BUDGET	32
 
 static struct workqueue_struct *rsw_stream_wq;
@@ -171,6 +185,8 @@ struct rsw_stream {
 	bool rtr_read;			/* our RTR Read awaits its response */
 	bool rtr_wait;			/* responder (p2p): RTR not yet seen */
 	bool rx_wake;			/* RX left the work item something */
+	bool tx_active;			/* in the TX engine: see data-ready */
+	u32 rx_segs_left;		/* RX's segment budget, this call */
 	bool eof;			/* peer's FIN at an FPDU boundary */
 	bool fin_sent;
 	struct rsw_tx_term term;	/* why == TERMINATE: ours */
@@ -224,7 +240,9 @@ static void rsw_stream_rx_ready(struct rsw_stream *s, struct sock *sk);
 
 /*
  * data-ready: RX here (see the top), unless someone other than the work
- * owns the socket: a poster must not see completion handlers run.
+ * owns the socket (a poster must not see completions), or the work does
+ * but is inside the TX engine (tcp_sendmsg_locked() flushes the backlog
+ * every few segments: RX must not interleave with a message half sent).
  */
 static void rsw_stream_sk_data_ready(struct sock *sk)
 {
@@ -233,7 +251,8 @@ static void rsw_stream_sk_data_ready(struct sock *sk)
 	rcu_read_lock();
 	s = rsw_stream_of(sk);
 	if (s) {
-		if (sock_owned_by_user(sk) && current_work() != &s->work)
+		if (sock_owned_by_user(sk) &&
+		    (current_work() != &s->work || s->tx_active))
 			rsw_stream_kick(s);
 		else
 			rsw_stream_rx_ready(s, sk);
@@ -640,6 +659,11 @@ static bool rsw_stream_seg_done(void *ctx, const struct rsw_rx_seg *seg,
 	struct rsw_stream *s = ctx;
 
 	s->stats.rx_fpdus++;
+	/* The budget: pause after this segment (resumed by the next run). */
+	if (!--s->rx_segs_left) {
+		rsw_rx_pause(&s->rx);
+		s->rx_wake = true;
+	}
 	if (s->tx_hold) {
 		s->tx_hold = false;
 		s->rx_wake = true;	/* TX may start */
@@ -724,9 +748,10 @@ static void rsw_stream_rx_ready(struct rsw_stream *s, struct sock *sk)
 {
 	read_descriptor_t desc = {
 		.arg.data = s,
-		.count = RSW_STREAM_RX_BUDGET,
+		.count = RSW_STREAM_RX_SOFT_BUDGET,
 	};
 	enum rsw_stream_phase phase = READ_ONCE(s->phase);
+	struct rsw_qp *qp = s->qp;
 
 	if (phase != RSW_STREAM_RUN) {
 		if (phase == RSW_STREAM_LINGER)
@@ -735,6 +760,20 @@ static void rsw_stream_rx_ready(struct rsw_stream *s, struct sock *sk)
 	}
 	if (s->why)
 		return;			/* the work item was told */
+	/* Ending: nothing more is placed; the work item ends it. */
+	if (READ_ONCE(qp->dead) || READ_ONCE(qp->state) == RSW_QPS_ERROR ||
+	    READ_ONCE(s->net_gone)) {
+		rsw_stream_kick(s);
+		return;
+	}
+	if (rsw_rx_paused(&s->rx)) {
+		if (s->deferred.mr) {
+			rsw_stream_kick(s);	/* a wait: the work's */
+			return;
+		}
+		rsw_rx_resume(&s->rx);		/* a spent budget */
+	}
+	s->rx_segs_left = RSW_STREAM_RX_SOFT_SEGS;
 	tcp_read_sock(sk, &desc, rsw_stream_recv_actor);
 	if (!desc.count || s->rx_wake) {
 		s->rx_wake = false;
@@ -782,9 +821,11 @@ static bool rsw_stream_rx(struct rsw_stream *s)
 		release_sock(sk);
 		rsw_stream_deferred_finish(s);
 		lock_sock(sk);
-		rsw_rx_resume(&s->rx);
 	}
+	if (rsw_rx_paused(&s->rx))
+		rsw_rx_resume(&s->rx);
 	s->rx_wake = false;
+	s->rx_segs_left = RSW_STREAM_RX_SEGS;
 	if (s->why && !linger)
 		return false;
 	tcp_read_sock(sk, &desc, rsw_stream_recv_actor);
@@ -886,15 +927,11 @@ static int rsw_stream_tx_rresp(struct rsw_stream *s)
 	return 0;
 }
 
-/*
- * Run the TX engine, socket owned; true if it stopped at its budget (more
- * to send).
- */
-static bool rsw_stream_tx(struct rsw_stream *s)
+/* The engine's run for rsw_stream_tx(). */
+static bool rsw_stream_tx_engine(struct rsw_stream *s)
 {
 	int ret;
 
-	sock_owned_by_me(s->sock->sk);
 	s->stats.tx_calls++;
 	if (s->rtr_send) {
 		ret = rsw_stream_send_rtr(s);
@@ -921,6 +958,21 @@ fail:
 	return false;
 }
 
+/*
+ * Run the TX engine, socket owned; true if it stopped at its budget (more
+ * to send).  RX that the backlog flushes meanwhile only kicks the work.
+ */
+static bool rsw_stream_tx(struct rsw_stream *s)
+{
+	bool more;
+
+	sock_owned_by_me(s->sock->sk);
+	s->tx_active = true;
+	more = rsw_stream_tx_engine(s);
+	s->tx_active = false;
+	return more;
+}
+
 /* Whether the TX engine may run in RUN (socket owned). */
 static bool rsw_stream_tx_ready(const struct rsw_stream *s)
 {
@@ -939,8 +991,11 @@ static void rsw_stream_tx_run_direct(struct rsw_stream *s)
 	struct sock *sk = s->sock->sk;
 	bool kick = true;
 
-	/* The work has the socket: it takes the new entries itself. */
-	if (sock_owned_by_user_nocheck(sk))
+	/*
+	 * The work has the socket, or waits for it: it takes the new entries
+	 * itself (and a doorbell storm cannot starve it).
+	 */
+	if (sock_owned_by_user_nocheck(sk) || waitqueue_active(&sk->sk_lock.wq))
 		goto out;
 	lock_sock(sk);
 	if (rsw_stream_tx_ready(s)) {
@@ -971,10 +1026,10 @@ void rsw_stream_tx_direct(struct rsw_stream *s)
 
 /*
  * The stream is over: QP to ERROR with everything flushed, socket
- * released (reset if @abort), closed() reported, QP reference dropped.
- * Socket not owned.
+ * released (reset if @abort), closed() reported (with @err unless an
+ * earlier reason stands), QP reference dropped.  Socket not owned.
  */
-static void rsw_stream_end(struct rsw_stream *s, bool abort)
+static void rsw_stream_end(struct rsw_stream *s, bool abort, int err)
 {
 	struct rsw_stream_recv *r = &s->recv;
 	struct rsw_rq_result flush = { .status = RDMAP_SW_WC_WR_FLUSH_ERR };
@@ -982,6 +1037,8 @@ static void rsw_stream_end(struct rsw_stream *s, bool abort)
 
 	lock_sock(s->sock->sk);		/* RX and posters see DONE from now on */
 	WRITE_ONCE(s->phase, RSW_STREAM_DONE);
+	if (!s->status)
+		s->status = err;
 	release_sock(s->sock->sk);
 	smp_mb();	/* phase before posters: pairs with rsw_stream_tx_direct() */
 	wait_event(rsw_streams_wait, !atomic_read(&s->posters));
@@ -1026,14 +1083,18 @@ static void rsw_stream_linger(struct rsw_stream *s)
  */
 static void rsw_stream_terminate(struct rsw_stream *s)
 {
+	int ret;
+
 	/*
 	 * In the middle of an FPDU there is no place to put it, nor behind
 	 * an RTR still in the socket's way (which lingering sends first).
 	 */
 	if (!s->ts.skip && !rsw_stream_rtr_busy(s)) {
 		rsw_stream_tx_abort(s);
-		if (rsw_tx_terminate(&s->tx, &s->term) >= 0 ||
-		    s->tx.msg.kind == RSW_TX_TERM) {
+		s->tx_active = true;
+		ret = rsw_tx_terminate(&s->tx, &s->term);
+		s->tx_active = false;
+		if (ret >= 0 || s->tx.msg.kind == RSW_TX_TERM) {
 			s->stats.term_sent = 1;
 			s->stats.term_layer = s->term.why.layer;
 			s->stats.term_etype = s->term.why.etype;
@@ -1052,35 +1113,31 @@ static void rsw_stream_terminated(struct rsw_stream *s,
 			    IB_EVENT_QP_ACCESS_ERR : IB_EVENT_QP_FATAL);
 }
 
-/* The QP was moved to ERROR or destroyed, or the socket failed. */
-static bool rsw_stream_broken(struct rsw_stream *s)
+/*
+ * Why the stream must end abortively now (an errno), or 0: the QP was
+ * moved to ERROR or destroyed, its namespace or netdev is going, or the
+ * socket failed.
+ */
+static int rsw_stream_broken(const struct rsw_stream *s)
 {
 	struct rsw_qp *qp = s->qp;
 	struct sock *sk = s->sock->sk;
 	int err;
 
-	if (READ_ONCE(qp->dead) || READ_ONCE(qp->state) == RSW_QPS_ERROR) {
-		if (!s->status)
-			s->status = -ECONNABORTED;
-		return true;
-	}
-	if (READ_ONCE(s->net_gone)) {
-		if (!s->status)
-			s->status = -ENETDOWN;
-		return true;
-	}
+	if (READ_ONCE(qp->dead) || READ_ONCE(qp->state) == RSW_QPS_ERROR)
+		return -ECONNABORTED;
+	if (READ_ONCE(s->net_gone))
+		return -ENETDOWN;
 	/*
 	 * A reset sets sk_err.  Closed without one is the end of an orderly
 	 * close in LINGER (the FIN path handles it), a loss in RUN.
 	 */
 	err = READ_ONCE(sk->sk_err);
-	if (err || (s->phase == RSW_STREAM_RUN &&
-		    READ_ONCE(sk->sk_state) == TCP_CLOSE)) {
-		if (!s->status)
-			s->status = err ? -err : -ECONNRESET;
-		return true;
-	}
-	return false;
+	if (err)
+		return -err;
+	if (s->phase == RSW_STREAM_RUN && READ_ONCE(sk->sk_state) == TCP_CLOSE)
+		return -ECONNRESET;
+	return 0;
 }
 
 /*
@@ -1125,10 +1182,10 @@ static bool rsw_stream_step_run(struct rsw_stream *s)
 		return true;
 	case RSW_WHY_PEER_TERM:
 		rsw_stream_terminated(s, &s->peer_term);
-		rsw_stream_end(s, true);
+		rsw_stream_end(s, true, 0);
 		return false;
 	case RSW_WHY_ABORT:
-		rsw_stream_end(s, true);	/* nothing more can be said */
+		rsw_stream_end(s, true, 0);	/* nothing more can be said */
 		return false;
 	case RSW_WHY_NONE:
 		break;
@@ -1136,7 +1193,7 @@ static bool rsw_stream_step_run(struct rsw_stream *s)
 	if (s->eof) {
 		if (s->ops && s->ops->disconnect)
 			s->ops->disconnect(s->ctx);
-		rsw_stream_end(s, false);
+		rsw_stream_end(s, false, 0);
 		return false;
 	}
 	return more;
@@ -1155,10 +1212,12 @@ static bool rsw_stream_step_linger(struct rsw_stream *s)
 	lock_sock(sk);
 	more = rsw_stream_rx(s);
 	if (!s->fin_sent) {
+		s->tx_active = true;
 		if (rsw_stream_rtr_busy(s))
 			ret = rsw_stream_send_rtr(s);
 		else if (s->tx.msg.kind != RSW_TX_IDLE)
 			ret = rsw_tx_process(&s->tx, s->qp, 0);
+		s->tx_active = false;
 	}
 	release_sock(sk);
 	if (!s->fin_sent && ret != -EAGAIN) {
@@ -1166,7 +1225,7 @@ static bool rsw_stream_step_linger(struct rsw_stream *s)
 		s->fin_sent = true;
 	}
 	if (s->eof || !delayed_work_pending(&s->linger)) {
-		rsw_stream_end(s, !s->eof);
+		rsw_stream_end(s, !s->eof, 0);
 		return false;
 	}
 	return more;
@@ -1178,12 +1237,14 @@ static bool rsw_stream_step_none(struct rsw_stream *s)
 	return false;
 }
 
-static bool (*const rsw_stream_step[RSW_STREAM_PHASES])(struct rsw_stream *s) = {
+static bool (*const rsw_stream_step[])(struct rsw_stream *s) = {
 	[RSW_STREAM_IDLE] = rsw_stream_step_none,
 	[RSW_STREAM_RUN] = rsw_stream_step_run,
 	[RSW_STREAM_LINGER] = rsw_stream_step_linger,
 	[RSW_STREAM_DONE] = rsw_stream_step_none,
 };
+
+static_assert(ARRAY_SIZE(rsw_stream_step) == RSW_STREAM_PHASES);
 
 #if IS_ENABLED(CONFIG_KUNIT)
 /* KUnit: called first thing in each work function (see stream.h). */
@@ -1215,12 +1276,14 @@ static void rsw_stream_work(struct work_struct *work)
 
 	rsw_stream_stall(false);
 	for (round = 0; round < RSW_STREAM_ROUNDS; round++) {
-		enum rsw_stream_phase phase = s->phase;
+		enum rsw_stream_phase phase = READ_ONCE(s->phase);
+		int err;
 
 		if (phase == RSW_STREAM_IDLE || phase == RSW_STREAM_DONE)
 			return;
-		if (rsw_stream_broken(s)) {
-			rsw_stream_end(s, true);
+		err = rsw_stream_broken(s);
+		if (err) {
+			rsw_stream_end(s, true, err);
 			return;
 		}
 		if (!rsw_stream_step[phase](s))

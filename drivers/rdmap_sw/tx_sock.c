@@ -2,18 +2,19 @@
 /*
  * The socket sink of the transmit engine (contract in tx.h): each batch of
  * FPDUs becomes bio_vec iov_iters for tcp_sendmsg_locked() with
- * MSG_DONTWAIT, and MSG_MORE while the message continues.  Headers, trailers and inline data
- * live in the engine's own (slab) memory and are copied by TCP; the page
- * pieces of user MRs in FPDUs marked splice (Read Responses without CRC,
- * see tx.h) go out in runs with MSG_SPLICE_PAGES, TCP holding the pages by
- * reference (zero copy; rsw_tx_sock_can_splice() says why only those).
+ * MSG_DONTWAIT, and MSG_MORE while the message continues.  Headers,
+ * trailers and inline data live in the engine's own (slab) memory and are
+ * copied by TCP; the page pieces of user MRs in FPDUs marked splice (Read
+ * Responses without CRC, see tx.h) go out in runs with MSG_SPLICE_PAGES,
+ * TCP holding the pages by reference (zero copy; rsw_tx_sock_can_splice()
+ * says why only those).
  *
  * Lifetime.  Every piece is held by the engine (tx.c, mem.c) until this
  * function returned: a copied piece is read by TCP inside
  * tcp_sendmsg_locked(), a spliced page gets TCP's own reference there (skb
- * frag), which keeps it allocated through retransmissions after the engine dropped its
- * hold.  Nothing here keeps a pointer to a piece past the return; the
- * bio_vecs in @ts are rebuilt on every call.
+ * frag), which keeps it allocated through retransmissions after the
+ * engine dropped its hold.  Nothing here keeps a pointer to a piece past
+ * the return; the bio_vecs in @ts are rebuilt on every call.
  *
  * A partial send.  TCP may take part of an FPDU.  That FPDU then counts as
  * not taken, and the sink remembers how many of its octets went out
