@@ -1172,8 +1172,19 @@ static bool rsw_stream_step_run(struct rsw_stream *s)
 	struct sock *sk = s->sock->sk;
 	enum rsw_stream_why why;
 	bool more;
+	int err;
 
 	lock_sock(sk);
+	/*
+	 * A decided end goes first: RX may have moved the QP to ERROR itself
+	 * (a receive completed in error) with its Terminate still to send.
+	 */
+	err = s->why ? 0 : rsw_stream_broken(s);
+	if (err) {
+		release_sock(sk);
+		rsw_stream_end(s, true, err);
+		return false;
+	}
 	more = rsw_stream_run_locked(s, &why);
 	release_sock(sk);
 	switch (why) {
@@ -1207,11 +1218,17 @@ static bool rsw_stream_step_linger(struct rsw_stream *s)
 {
 	struct sock *sk = s->sock->sk;
 	bool more;
-	int ret = 0;
+	int ret;
 
+	ret = rsw_stream_broken(s);
+	if (ret) {
+		rsw_stream_end(s, true, ret);
+		return false;
+	}
 	lock_sock(sk);
 	more = rsw_stream_rx(s);
 	if (!s->fin_sent) {
+		ret = 0;
 		s->tx_active = true;
 		if (rsw_stream_rtr_busy(s))
 			ret = rsw_stream_send_rtr(s);
@@ -1277,15 +1294,7 @@ static void rsw_stream_work(struct work_struct *work)
 	rsw_stream_stall(false);
 	for (round = 0; round < RSW_STREAM_ROUNDS; round++) {
 		enum rsw_stream_phase phase = READ_ONCE(s->phase);
-		int err;
 
-		if (phase == RSW_STREAM_IDLE || phase == RSW_STREAM_DONE)
-			return;
-		err = rsw_stream_broken(s);
-		if (err) {
-			rsw_stream_end(s, true, err);
-			return;
-		}
 		if (!rsw_stream_step[phase](s))
 			return;
 	}
