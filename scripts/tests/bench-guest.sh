@@ -17,8 +17,16 @@
 # One provider at a time, on the same dummy0, so each has the guest to
 # itself and the same path.
 # Rounds are interleaved to spread host-load drift over every provider:
-# round r = { rsw, siw, rxe: load, attach, 6 perftest runs, detach, unload;
+# round r = { rsw, siw, rxe (rotated by one each round: rsw siw rxe, then
+# siw rxe rsw, ...): load, attach, the perftest runs below, detach, unload;
 # tcp: iperf3, sockperf }, for r = 1..$RSW_BENCH_ROUNDS (default 3).
+#
+# perftest runs per provider and round:
+#   bandwidth 64 KiB        write_bw read_bw send_bw
+#   16 QPs, 64 KiB          write_bw_q16 (aggregate)
+#   one-way message rate    write_mr_64 send_mr_64 write_mr_4k send_mr_4k
+#   latency                 write_lat read_lat send_lat (64 B)
+#                           write_lat_4k read_lat_4k send_lat_4k
 #
 # Output, under $RSW_RUN/bench/ (scripts/bench turns it into the report):
 #   results.tsv  one line per measurement:
@@ -60,6 +68,12 @@ LAT_SIZE=64
 BW_ITERS=8000
 SEND_ITERS=500
 LAT_ITERS=2000
+# 16 QPs: -n is per QP.
+Q16_ITERS=1000
+# Message rate: enough messages for a second or more at siw's rate; Sends
+# with every receive posted in advance (-r), as above.
+MR_ITERS=20000
+MR_SEND_ITERS=4000
 TCP_SECONDS=4
 TRIES=4
 RUN_TIMEOUT=60
@@ -193,41 +207,50 @@ perftest_once() {
 	return "$rc"
 }
 
-# derive TOOL LOG N: DERIVED = N x BW_SIZE x 8 / (span(LOG) - span of the
-# same client with -n 5) in Gb/s; DERIVED_HOW says so.  Fails when the
-# spans are missing or differ by less than 1 s: the sampling's own jitter
-# (a few tenths of a second under TCG) would dominate.
+# derive TOOL LOG N SIZE METRIC ARGS...: DERIVED from wall clocks: N
+# messages of SIZE (all QPs' together) over (span(LOG) - span of the same
+# client, same ARGS, with -n 5), in Gb/s for METRIC gbps, in thousands of
+# messages a second for kmps; DERIVED_HOW says so.  Fails when the spans
+# are missing or differ by less than 1 s: the sampling's own jitter (a few
+# tenths of a second under TCG) would dominate.
 DERIVED='' DERIVED_HOW=''
 derive() {
-	local tool=$1 log=$2 n=$3 t t5
-	perftest_once "$tool" "$log.n5" -s "$BW_SIZE" -n 5 --report_gbits || true
+	local tool=$1 log=$2 n=$3 size=$4 metric=$5 t t5
+	shift 5
+	perftest_once "$tool" "$log.n5" -s "$size" -n 5 --report_gbits "$@" || true
 	t=$(span "$log") t5=$(span "$log.n5")
 	[ -n "$t" ] && [ -n "$t5" ] || return 1
-	DERIVED=$(awk -v n="$n" -v s="$BW_SIZE" -v t="$t" -v t5="$t5" \
-		'BEGIN { if (t - t5 >= 1) printf "%.3f", n * s * 8 / (t - t5) / 1e9 }')
-	DERIVED_HOW="$n x $BW_SIZE B / ($t s - $t5 s with -n 5)"
+	DERIVED=$(awk -v n="$n" -v s="$size" -v t="$t" -v t5="$t5" -v m="$metric" \
+		'BEGIN { if (t - t5 >= 1) printf "%.3f", (m == "gbps" ? n * s * 8 / 1e9 : n / 1e3) / (t - t5) }')
+	DERIVED_HOW="$n x $size B / ($t s - $t5 s with -n 5)"
 	[ -n "$DERIVED" ]
 }
 
-# bw ROUND PROVIDER TEST TOOL: bandwidth at BW_SIZE, in Gb/s.
+# bw ROUND PROVIDER TEST TOOL SIZE N QPS METRIC [ARGS...]: one-way
+# transfer of N messages of SIZE per QP on QPS QPs; METRIC gbps records
+# perftest's BW average in Gb/s, kmps its message rate in thousands of
+# messages a second (all QPs together).
 bw() {
-	local r=$1 p=$2 test=$3 tool=$4 n=$BW_ITERS try log row v iters rc
-	[ "$test" != send_bw ] || n=$SEND_ITERS
+	local r=$1 p=$2 test=$3 tool=$4 size=$5 n=$6 qps=$7 metric=$8
+	local try log row v iters rc unit=Gb/s
+	shift 8
+	[ "$metric" = gbps ] || unit=kmsg/s
 	for try in $(seq "$TRIES"); do
 		log="$LOGS/r$r-$p-$test-$try.log"
 		rc=0
-		perftest_once "$tool" "$log" -s "$BW_SIZE" -n "$n" --report_gbits || rc=$?
-		# #bytes #iterations BW-peak BW-average MsgRate
-		row=$(awk -v s="$BW_SIZE" '$1 == s && NF >= 4 { print $2, $(NF - 1); exit }' "$log")
+		perftest_once "$tool" "$log" -s "$size" -n "$n" --report_gbits "$@" || rc=$?
+		# #bytes #iterations BW-peak BW-average MsgRate[Mpps]
+		row=$(awk -v s="$size" -v m="$metric" '$1 == s && NF >= 5 {
+			print $2, (m == "gbps" ? $(NF - 1) : $NF * 1000); exit }' "$log")
 		iters=${row% *} v=${row#* }
 		if [ "$rc" -eq 0 ] && [ "$iters" = "$n" ] && [[ "$v" =~ ^[0-9]+(\.[0-9]+)?$ ]] &&
 			awk -v v="$v" 'BEGIN { exit !(v + 0 > 0) }'; then
 			# Round 1 also derives the figure of runs perftest timed, to
 			# show how well the derivation tracks perftest.
-			if [ "$r" = 1 ] && derive "$tool" "$log" "$n"; then
-				record "$r" "$p" "$test" ok "$v" Gb/s perftest "try $try; derived $DERIVED"
+			if [ "$r" = 1 ] && derive "$tool" "$log" $((n * qps)) "$size" "$metric" "$@"; then
+				record "$r" "$p" "$test" ok "$v" "$unit" perftest "try $try; derived $DERIVED"
 			else
-				record "$r" "$p" "$test" ok "$v" Gb/s perftest "try $try"
+				record "$r" "$p" "$test" ok "$v" "$unit" perftest "try $try"
 			fi
 			return 0
 		fi
@@ -235,24 +258,24 @@ bw() {
 		# sampling failed; anything else is a failed try.
 		grep -q "Can't produce a report" "$log" ||
 			{ [ "$rc" -eq 0 ] && [ "$iters" = "$n" ]; } || continue
-		derive "$tool" "$log" "$n" || continue
-		record "$r" "$p" "$test" ok "$DERIVED" Gb/s "derived: $DERIVED_HOW" \
+		derive "$tool" "$log" $((n * qps)) "$size" "$metric" "$@" || continue
+		record "$r" "$p" "$test" ok "$DERIVED" "$unit" "derived: $DERIVED_HOW" \
 			"try $try; perftest could not time it"
 		return 0
 	done
-	record "$r" "$p" "$test" failed "" Gb/s perftest "$TRIES tries failed, last log ${log#"$RSW_RUN"/}"
+	record "$r" "$p" "$test" failed "" "$unit" perftest "$TRIES tries failed, last log ${log#"$RSW_RUN"/}"
 }
 
-# lat ROUND PROVIDER TEST TOOL: latency at LAT_SIZE, perftest's t_typical
+# lat ROUND PROVIDER TEST TOOL SIZE: latency at SIZE, perftest's t_typical
 # (median) in us: half a round trip for write/send, a full Read for read.
 lat_ok() { [[ "$1" =~ ^[0-9]+(\.[0-9]+)?$ ]] && awk -v v="$1" 'BEGIN { exit !(v + 0 > 0) }'; }
 lat() {
-	local r=$1 p=$2 test=$3 tool=$4 try log v
+	local r=$1 p=$2 test=$3 tool=$4 size=$5 try log v
 	for try in $(seq "$TRIES"); do
 		log="$LOGS/r$r-$p-$test-$try.log"
-		perftest_once "$tool" "$log" -s "$LAT_SIZE" -n "$LAT_ITERS" || continue
+		perftest_once "$tool" "$log" -s "$size" -n "$LAT_ITERS" || continue
 		# #bytes #iterations t_min t_max t_typical t_avg t_stdev p99 p99.9
-		v=$(awk -v s="$LAT_SIZE" '$1 == s && NF >= 6 { print $5; exit }' "$log")
+		v=$(awk -v s="$size" '$1 == s && NF >= 6 { print $5; exit }' "$log")
 		# "inf" when perftest's CPU clock probe failed (TCG).  Both
 		# sides of ib_*_lat time the same ping-pong: then take the
 		# server's figure, if its probe worked; else retry.
@@ -260,7 +283,7 @@ lat() {
 			record "$r" "$p" "$test" ok "$v" us "perftest t_typical" "try $try"
 			return 0
 		fi
-		v=$(awk -v s="$LAT_SIZE" '$1 == s && NF >= 6 { print $5; exit }' "$log.server")
+		v=$(awk -v s="$size" '$1 == s && NF >= 6 { print $5; exit }' "$log.server")
 		if lat_ok "$v"; then
 			record "$r" "$p" "$test" ok "$v" us "perftest t_typical, server side" \
 				"try $try; the client could not time it"
@@ -270,24 +293,65 @@ lat() {
 	record "$r" "$p" "$test" failed "" us perftest "$TRIES tries failed, last log ${log#"$RSW_RUN"/}"
 }
 
+# Every perftest measurement of a provider round: TEST TOOL SIZE KIND, KIND
+# bw (Gb/s), q16 (Gb/s on 16 QPs), mr (message rate) or lat.
+PERFTESTS="write_bw ib_write_bw $BW_SIZE bw
+read_bw ib_read_bw $BW_SIZE bw
+send_bw ib_send_bw $BW_SIZE bw
+write_bw_q16 ib_write_bw $BW_SIZE q16
+write_mr_64 ib_write_bw 64 mr
+send_mr_64 ib_send_bw 64 mr
+write_mr_4k ib_write_bw 4096 mr
+send_mr_4k ib_send_bw 4096 mr
+write_lat ib_write_lat $LAT_SIZE lat
+read_lat ib_read_lat $LAT_SIZE lat
+send_lat ib_send_lat $LAT_SIZE lat
+write_lat_4k ib_write_lat 4096 lat
+read_lat_4k ib_read_lat 4096 lat
+send_lat_4k ib_send_lat 4096 lat"
+
+# measure ROUND PROVIDER TEST TOOL SIZE KIND: one line of PERFTESTS.
+measure() {
+	local r=$1 p=$2 test=$3 tool=$4 size=$5 kind=$6 n
+	case "$kind" in
+	bw)
+		n=$BW_ITERS
+		[ "$tool" != ib_send_bw ] || n=$SEND_ITERS
+		bw "$r" "$p" "$test" "$tool" "$size" "$n" 1 gbps ;;
+	q16) bw "$r" "$p" "$test" "$tool" "$size" "$Q16_ITERS" 16 gbps -q 16 ;;
+	mr)
+		if [ "$tool" = ib_send_bw ]; then
+			bw "$r" "$p" "$test" "$tool" "$size" "$MR_SEND_ITERS" 1 kmps -r "$MR_SEND_ITERS"
+		else
+			bw "$r" "$p" "$test" "$tool" "$size" "$MR_ITERS" 1 kmps
+		fi ;;
+	lat) lat "$r" "$p" "$test" "$tool" "$size" ;;
+	esac
+}
+
 provider_round() {
-	local r=$1 p=$2 t why
+	local r=$1 p=$2 why test tool size kind
 	step "round $r: $p"
 	if ! provider_up "$p"; then
 		why=$(tail -n 1 "$LOGS/provider-$p.log")
-		for t in write_bw read_bw send_bw write_lat read_lat send_lat; do
-			record "$r" "$p" "$t" failed "" - - "provider did not come up: $why"
-		done
+		while read -r test tool size kind; do
+			record "$r" "$p" "$test" failed "" - - "provider did not come up: $why"
+		done <<<"$PERFTESTS"
 		provider_down "$p"
 		return 0
 	fi
-	bw "$r" "$p" write_bw ib_write_bw
-	bw "$r" "$p" read_bw ib_read_bw
-	bw "$r" "$p" send_bw ib_send_bw
-	lat "$r" "$p" write_lat ib_write_lat
-	lat "$r" "$p" read_lat ib_read_lat
-	lat "$r" "$p" send_lat ib_send_lat
+	while read -r test tool size kind; do
+		measure "$r" "$p" "$test" "$tool" "$size" "$kind" </dev/null
+	done <<<"$PERFTESTS"
 	provider_down "$p"
+}
+
+# rotated R WORDS...: WORDS rotated left by R - 1 (round 1 as given).
+rotated() {
+	local k=$((($1 - 1) % ($# - 1))) w
+	shift
+	w=("$@")
+	echo "${w[@]:k}" "${w[@]:0:k}"
 }
 
 # ---------------------------------------------------------------- TCP
@@ -349,6 +413,9 @@ sockperf_pp() {
 	echo "send_iters=$SEND_ITERS"
 	echo "lat_size=$LAT_SIZE"
 	echo "lat_iters=$LAT_ITERS"
+	echo "q16_iters=$Q16_ITERS"
+	echo "mr_iters=$MR_ITERS"
+	echo "mr_send_iters=$MR_SEND_ITERS"
 	echo "tcp_seconds=$TCP_SECONDS"
 } >"$OUT/guest.env"
 
@@ -358,7 +425,8 @@ check modprobe dummy numdummies=0
 dummy_netdev "$NETDEV" "$IP/24"
 
 for r in $(seq "$ROUNDS"); do
-	for p in $PROVIDERS; do
+	# shellcheck disable=SC2086 # a word list
+	for p in $(rotated "$r" $PROVIDERS); do
 		provider_round "$r" "$p"
 	done
 	step "round $r: tcp"
