@@ -243,7 +243,8 @@ bw() {
 		row=$(awk -v s="$size" -v m="$metric" '$1 == s && NF >= 5 {
 			print $2, (m == "gbps" ? $(NF - 1) : $NF * 1000); exit }' "$log")
 		iters=${row% *} v=${row#* }
-		if [ "$rc" -eq 0 ] && [ "$iters" = "$n" ] && [[ "$v" =~ ^[0-9]+(\.[0-9]+)?$ ]] &&
+		# perftest counts the iterations of all QPs together.
+		if [ "$rc" -eq 0 ] && [ "$iters" = $((n * qps)) ] && [[ "$v" =~ ^[0-9]+(\.[0-9]+)?$ ]] &&
 			awk -v v="$v" 'BEGIN { exit !(v + 0 > 0) }'; then
 			# Round 1 also derives the figure of runs perftest timed, to
 			# show how well the derivation tracks perftest.
@@ -257,7 +258,7 @@ bw() {
 		# Derive only when every transfer completed and just the clock
 		# sampling failed; anything else is a failed try.
 		grep -q "Can't produce a report" "$log" ||
-			{ [ "$rc" -eq 0 ] && [ "$iters" = "$n" ]; } || continue
+			{ [ "$rc" -eq 0 ] && [ "$iters" = $((n * qps)) ]; } || continue
 		derive "$tool" "$log" $((n * qps)) "$size" "$metric" "$@" || continue
 		record "$r" "$p" "$test" ok "$DERIVED" "$unit" "derived: $DERIVED_HOW" \
 			"try $try; perftest could not time it"
