@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * rdmap_sw: a QP's connection in full operation (types in stream.h, API in
- * internal.h).
+ * internal.h): its lifecycle, hooks, TX and endings here; its RX delivery
+ * side in stream_rx.c; what the two share in stream_priv.h.
  *
  * Model: the socket lock is the stream's lock.
  *  - RX runs in the socket's data-ready callback: tcp_read_sock() feeds
@@ -60,10 +61,6 @@
  * model the initiator's first FPDU is the negotiated zero-length Write,
  * Read or Send, which completes no work request on either side.
  *
- * Untagged messages are accepted in order only: the window of a queue is
- * its next MSN, so a segment of a later message (which a sender on one TCP
- * stream has no reason to send early) is refused as "no buffer".
- *
  * Lifetime.  The stream is allocated by rsw_stream_attach(), owned by its
  * QP (qp->stream) and freed by rsw_stream_free() from destroy_qp, after
  * the stream ended (DONE), which drops the QP reference the stream took.
@@ -91,21 +88,12 @@
 #include <net/tcp.h>
 
 #include "internal.h"
-#include "mem.h"
+#include "stream_priv.h"
 
 /* How long our FIN waits for the peer's before the socket is reset. */
 #define RSW_STREAM_LINGER_MS	3000
 /* Work done per run before the item requeues itself. */
 #define RSW_STREAM_ROUNDS	16
-#define RSW_STREAM_RX_BUDGET	(256 * 1024)
-#define RSW_STREAM_RX_SEGS	1024
-/*
- * RX in data-ready (softirq) per call: octets, and segments, since the
- * cost of a segment is set by the peer and the receive's SGEs, not its
- * size.  The work item goes on from there.
- */
-#define RSW_STREAM_RX_SOFT_BUDGET	(64 * 1024)
-#define RSW_STREAM_RX_SOFT_SEGS		64
 #define RSW_STREAM_TX_BUDGET	32
 
 static struct workqueue_struct *rsw_stream_wq;
@@ -113,105 +101,6 @@ static struct workqueue_struct *rsw_stream_wq;
 static LIST_HEAD(rsw_streams);
 static DEFINE_SPINLOCK(rsw_streams_lock);
 static DECLARE_WAIT_QUEUE_HEAD(rsw_streams_wait);
-
-enum rsw_stream_phase {
-	RSW_STREAM_IDLE,
-	RSW_STREAM_RUN,
-	RSW_STREAM_LINGER,
-	RSW_STREAM_DONE,
-	RSW_STREAM_PHASES,
-};
-
-/* Why RUN ends (the first reason found stands); the peer's FIN aside. */
-enum rsw_stream_why {
-	RSW_WHY_NONE,		/* it does not */
-	RSW_WHY_TERMINATE,	/* ours to send (s->term), then linger */
-	RSW_WHY_PEER_TERM,	/* the peer's Terminate (s->peer_term) */
-	RSW_WHY_ABORT,		/* nothing more can be said: reset */
-};
-
-/* The untagged Send being received. */
-struct rsw_stream_recv {
-	bool active;
-	bool rtr;		/* the zero-length RTR Send: no WQE behind it */
-	u8 status;		/* RDMAP_SW_WC_* if placement failed */
-	u32 idx;
-	struct rdmap_sw_rqe rqe;
-};
-
-/*
- * A completion RX must not post yet: its work request invalidated an MR
- * (Send with Invalidate, Read with Invalidate) whose TX pieces, collected
- * by some stream before, are still on their way to TCP.  The parser is
- * paused after its segment; the work item waits the pieces out and then
- * completes it (rsw_stream_rx_deferred()), before anything later.
- */
-struct rsw_stream_deferred {
-	struct rsw_mr *mr;	/* reference to wait on; NULL: nothing held */
-	bool sq;		/* a Read's SQ entry, else a receive */
-	u32 idx;
-	u8 sq_status;
-	u32 sq_len;
-	struct rsw_rq_result rq;
-};
-
-struct rsw_stream {
-	struct rsw_qp *qp;		/* a reference until DONE */
-	struct socket *sock;
-	struct work_struct work;
-	struct delayed_work linger;
-	const struct rsw_stream_ops *ops;
-	void *ctx;
-	struct rsw_mpa_conn conn;
-	bool initiator;
-	struct net *net;		/* the socket's; compared, never used */
-	struct list_head link;		/* on rsw_streams while it has one */
-	struct rsw_device *rsw;		/* the QP's device; compared, never used */
-	bool net_gone;			/* namespace or netdev going: see the top */
-	bool hooked;			/* net_exit may kick it: streams_lock */
-	atomic_t posters;		/* in rsw_stream_tx_direct() */
-
-	/*
-	 * Everything below: the socket's owner, i.e. RX (data-ready) or the
-	 * work item with the socket locked (see the top).  The work item
-	 * alone writes phase (with the socket locked, but for the start),
-	 * eof and fin_sent, and reads them unlocked.
-	 */
-	enum rsw_stream_phase phase;
-	enum rsw_stream_why why;
-	int status;			/* why the stream ends */
-	bool tx_hold;			/* responder: no FPDU received yet */
-	bool rtr_send;			/* initiator (p2p): RTR still to send */
-	bool rtr_read;			/* our RTR Read awaits its response */
-	bool rtr_wait;			/* responder (p2p): RTR not yet seen */
-	bool rx_wake;			/* RX left the work item something */
-	bool tx_active;			/* in the TX engine: see data-ready */
-	u32 rx_segs_left;		/* RX's segment budget, this call */
-	bool eof;			/* peer's FIN at an FPDU boundary */
-	bool fin_sent;
-	struct rsw_tx_term term;	/* why == TERMINATE: ours */
-	struct rsw_rx_term peer_term;	/* why == PEER_TERM: the peer's */
-
-	struct rsw_stream_recv recv;
-	struct rsw_stream_deferred deferred;
-	u32 rresp_placed;		/* octets of the Read Response so far */
-	u32 msn[RSW_QN_NUM];		/* next MSN expected per queue */
-	/* Read Requests to answer: at most rr_ird (conn.ird) at once. */
-	struct rsw_tx_rresp *rr;
-	u32 rr_size;			/* entries allocated, at least 1 */
-	u32 rr_ird;
-	u32 rr_head;
-	u32 rr_tail;
-
-	struct rsw_stream_stats stats;
-	void (*saved_data_ready)(struct sock *sk);
-	void (*saved_write_space)(struct sock *sk);
-	void (*saved_state_change)(struct sock *sk);
-
-	struct rsw_rx rx;
-	struct rsw_tx tx;
-	struct rsw_tx_sock ts;
-};
 
 void rsw_stream_kick(struct rsw_stream *s)
 {
@@ -235,8 +124,6 @@ static void rsw_stream_sk_wake(struct sock *sk)
 		rsw_stream_kick(s);
 	rcu_read_unlock();
 }
-
-static void rsw_stream_rx_ready(struct rsw_stream *s, struct sock *sk);
 
 /*
  * data-ready: RX here (see the top), unless someone other than the work
@@ -341,22 +228,6 @@ static void rsw_stream_unlist(struct rsw_stream *s)
 	wake_up_all(&rsw_streams_wait);
 }
 
-static void rsw_stream_set_term(struct rsw_rx_term *t, u8 layer, u8 etype,
-				u8 ecode)
-{
-	t->layer = layer;
-	t->etype = etype;
-	t->ecode = ecode;
-}
-
-static void rsw_stream_mr_term(struct rsw_rx_term *t, enum rsw_mr_err err,
-			       enum rsw_mr_use use)
-{
-	struct rsw_mr_term mt = rsw_mr_err_to_term(err, use);
-
-	rsw_stream_set_term(t, mt.layer, mt.etype, mt.ecode);
-}
-
 static void rsw_stream_async(struct rsw_stream *s, enum ib_event_type type)
 {
 	struct ib_qp *ibqp = &s->qp->base;
@@ -370,476 +241,12 @@ static void rsw_stream_async(struct rsw_stream *s, enum ib_event_type type)
 		ibqp->event_handler(&ev, ibqp->qp_context);
 }
 
-/* RUN ends for @why (the first reason stands); the work item acts on it. */
-static void rsw_stream_set_why(struct rsw_stream *s, enum rsw_stream_why why,
-			       int status)
-{
-	if (s->why)
-		return;
-	s->why = why;
-	if (!s->status)
-		s->status = status;
-	s->rx_wake = true;
-}
-
 /* Whether the Terminate (layer, etype) is about protection. */
 static bool rsw_stream_term_is_access(u8 layer, u8 etype)
 {
 	return (layer == RSW_TERM_LAYER_RDMAP &&
 		etype == RSW_RDMAP_ET_REMOTE_PROT) ||
 	       (layer == RSW_TERM_LAYER_DDP && etype == RSW_DDP_ET_TAGGED);
-}
-
-/* ------------------------------------------------ RX: placement, delivery */
-
-/* Take the receive WQE for the next Send; false if none is posted. */
-static bool rsw_stream_recv_take(struct rsw_stream *s)
-{
-	struct rsw_stream_recv *r = &s->recv;
-
-	if (r->active)
-		return true;
-	memset(r, 0, offsetof(struct rsw_stream_recv, rqe));
-	if (s->rtr_wait && s->conn.rtr == RSW_MPA_RTR_SEND) {
-		r->active = true;
-		r->rtr = true;
-		return true;
-	}
-	if (!rsw_qp_rq_take(s->qp, &r->rqe, &r->idx))
-		return false;
-	r->active = true;
-	/* The copy is ours: an entry the ring got wrong places nothing. */
-	if (r->rqe.num_sge > RDMAP_SW_MAX_SGE) {
-		r->rqe.num_sge = 0;
-		r->rqe.length = 0;
-		r->status = RDMAP_SW_WC_LOC_QP_OP_ERR;
-	}
-	return true;
-}
-
-static void rsw_stream_window(void *ctx, u8 qn, u32 msn,
-			      struct rsw_rx_window *w)
-{
-	struct rsw_stream *s = ctx;
-
-	w->msn = s->msn[qn];
-	switch (qn) {
-	case RSW_QN_SEND:
-		if (rsw_stream_recv_take(s)) {
-			w->count = 1;
-			w->len = s->recv.rtr ? 0 : s->recv.rqe.length;
-		}
-		break;
-	case RSW_QN_READ_REQ:
-		w->count = s->rr_ird - (s->rr_tail - s->rr_head);
-		break;
-	case RSW_QN_TERMINATE:
-		w->count = 1;
-		break;
-	}
-}
-
-/* Copy @len octets at message offset @mo into the receive WQE's SGEs. */
-static bool rsw_stream_place_untagged(void *ctx, const struct rsw_rx_seg *seg,
-				      u32 mo, const void *data, u32 len,
-				      struct rsw_rx_term *term)
-{
-	struct rsw_stream *s = ctx;
-	struct rsw_stream_recv *r = &s->recv;
-	struct rsw_mr_ref ref;
-	enum rsw_mr_err err;
-	u32 i, off = mo;
-
-	if (seg->qn != RSW_QN_SEND || !r->active || r->rtr)
-		goto catastrophic;
-	for (i = 0; i < r->rqe.num_sge && len; i++) {
-		const struct rdmap_sw_sge *sge = &r->rqe.sge[i];
-		u32 n;
-
-		if (off >= sge->length) {
-			off -= sge->length;
-			continue;
-		}
-		n = min(len, sge->length - off);
-		err = rsw_mr_get(s->qp->rsw, s->qp->base.pd, sge->lkey,
-				 sge->addr + off, n, IB_ACCESS_LOCAL_WRITE,
-				 &ref);
-		if (!err) {
-			err = rsw_mr_copy_to(&ref, sge->addr + off, data, n);
-			rsw_mr_ref_put(&ref);
-		}
-		if (err) {
-			r->status = RDMAP_SW_WC_LOC_PROT_ERR;
-			goto catastrophic;
-		}
-		data += n;
-		len -= n;
-		off = 0;
-	}
-	if (!len)
-		return true;
-catastrophic:
-	/* Our receive buffer failed us, not the peer: a local error. */
-	rsw_stream_set_term(term, RSW_TERM_LAYER_RDMAP,
-			    RSW_RDMAP_ET_CATASTROPHIC, 0);
-	return false;
-}
-
-/* Tagged payload: Write into an MR, or Read Response into our sink. */
-static bool rsw_stream_place_tagged(void *ctx, const struct rsw_rx_seg *seg,
-				    u64 to, const void *data, u32 len,
-				    struct rsw_rx_term *term)
-{
-	struct rsw_stream *s = ctx;
-	u32 right = IB_ACCESS_REMOTE_WRITE;
-	struct rsw_mr_ref ref;
-	enum rsw_mr_err err;
-
-	if (seg->opcode == RSW_OP_READ_RESP) {
-		const struct rsw_tx_rd *rd = rsw_tx_read_oldest(&s->tx);
-
-		/*
-		 * Only the sink of the oldest outstanding Read, and only
-		 * the range it asked for, whatever rights the MR has.
-		 */
-		if (!rd || s->rtr_read || seg->stag != rd->sink_stag) {
-			rsw_stream_set_term(term, RSW_TERM_LAYER_DDP,
-					    RSW_DDP_ET_TAGGED,
-					    RSW_DDP_EC_T_INVALID_STAG);
-			return false;
-		}
-		if (to < rd->sink_to || to - rd->sink_to > rd->len ||
-		    len > rd->len - (to - rd->sink_to)) {
-			rsw_stream_set_term(term, RSW_TERM_LAYER_DDP,
-					    RSW_DDP_ET_TAGGED,
-					    RSW_DDP_EC_T_BASE_BOUNDS);
-			return false;
-		}
-		right = IB_ACCESS_LOCAL_WRITE;
-		s->rresp_placed += len;
-	}
-	err = rsw_mr_get(s->qp->rsw, s->qp->base.pd, seg->stag, to, len,
-			 right, &ref);
-	if (!err) {
-		err = rsw_mr_copy_to(&ref, to, data, len);
-		rsw_mr_ref_put(&ref);
-	}
-	if (err) {
-		rsw_stream_mr_term(term, err, RSW_MR_USE_TAGGED);
-		return false;
-	}
-	return true;
-}
-
-/* The last segment of a Read Response: complete the oldest Read. */
-static bool rsw_stream_read_done(struct rsw_stream *s,
-				 struct rsw_rx_term *term)
-{
-	const struct rsw_tx_rd *oldest = rsw_tx_read_oldest(&s->tx);
-	u32 placed = s->rresp_placed;
-	struct rsw_tx_rd rd;
-	u8 status = RDMAP_SW_WC_SUCCESS;
-	u32 idx;
-
-	s->rresp_placed = 0;
-	if (!oldest || placed != oldest->len) {
-		/* Nothing asked for, or not all of what was asked. */
-		rsw_stream_set_term(term, RSW_TERM_LAYER_RDMAP,
-				    RSW_RDMAP_ET_REMOTE_OP,
-				    RSW_RDMAP_EC_OPCODE);
-		return false;
-	}
-	rd = *oldest;
-	rsw_tx_read_done(&s->tx, &idx);
-	s->rx_wake = true;		/* TX may wait for the ORD slot */
-	if (s->rtr_read) {
-		s->rtr_read = false;
-		return true;
-	}
-	if (rd.inv &&
-	    rsw_mr_invalidate_local(s->qp->rsw, s->qp->base.pd,
-				    rd.inv_stag, &s->deferred.mr))
-		status = RDMAP_SW_WC_LOC_PROT_ERR;
-	if (s->deferred.mr) {
-		s->deferred.sq = true;
-		s->deferred.idx = rd.idx;
-		s->deferred.sq_status = status;
-		s->deferred.sq_len = rd.len;
-		rsw_rx_pause(&s->rx);
-		s->rx_wake = true;
-		return true;
-	}
-	rsw_qp_sq_complete(s->qp, rd.idx, status, rd.len);
-	return true;
-}
-
-/* The last segment of a Send: invalidate if asked, complete the receive. */
-static bool rsw_stream_send_done(struct rsw_stream *s,
-				 const struct rsw_rx_seg *seg,
-				 struct rsw_rx_term *term)
-{
-	struct rsw_stream_recv *r = &s->recv;
-	struct rsw_rq_result res = {
-		.status = r->status,
-		.byte_len = seg->mo + seg->payload_len,
-		.solicited = seg->opcode == RSW_OP_SEND_SE ||
-			     seg->opcode == RSW_OP_SEND_SE_INV,
-	};
-	enum rsw_mr_err err;
-
-	s->msn[RSW_QN_SEND]++;
-	r->active = false;
-	if (r->rtr) {
-		s->rtr_wait = false;
-		return true;
-	}
-	if (rsw_rdmap_op_inval(seg->opcode)) {
-		err = rsw_mr_invalidate_remote(s->qp->rsw, s->qp->base.pd,
-					       seg->inval_stag,
-					       &s->deferred.mr);
-		if (err) {
-			res.status = RDMAP_SW_WC_REM_INV_REQ_ERR;
-			rsw_qp_rq_complete(s->qp, r->idx, &res);
-			rsw_stream_mr_term(term, err, RSW_MR_USE_INVALIDATE);
-			return false;
-		}
-		res.cqe_flags = RDMAP_SW_CQE_WITH_INV;
-		res.ex_data = seg->inval_stag;
-	}
-	if (s->deferred.mr) {
-		s->deferred.sq = false;
-		s->deferred.idx = r->idx;
-		s->deferred.rq = res;
-		rsw_rx_pause(&s->rx);
-		s->rx_wake = true;
-		return true;
-	}
-	rsw_qp_rq_complete(s->qp, r->idx, &res);
-	return true;
-}
-
-/* A Read Request: owed a Read Response (checked when it is sent). */
-static void rsw_stream_read_req(struct rsw_stream *s,
-				const struct rsw_rx_seg *seg)
-{
-	const struct rsw_rdmap_rreq *q = &seg->hdr->rreq.rreq;
-
-	s->rr[s->rr_tail++ % s->rr_size] = (struct rsw_tx_rresp) {
-		.sink_stag = be32_to_cpu(q->sink_stag),
-		.sink_to = be64_to_cpu(q->sink_to),
-		.src_stag = be32_to_cpu(q->src_stag),
-		.src_to = be64_to_cpu(q->src_to),
-		.len = be32_to_cpu(q->read_size),
-	};
-	s->msn[RSW_QN_READ_REQ]++;
-	s->rx_wake = true;		/* a Read Response is owed */
-	if (s->rtr_wait && s->conn.rtr == RSW_MPA_RTR_READ)
-		s->rtr_wait = false;
-}
-
-/* The peer's Terminate: the stream is over, the QP goes to ERROR. */
-static void rsw_stream_term_rcvd(struct rsw_stream *s,
-				 const struct rsw_rx_seg *seg)
-{
-	const struct rsw_rdmap_term *t = &seg->hdr->term.term;
-
-	s->msn[RSW_QN_TERMINATE]++;
-	rsw_stream_set_term(&s->peer_term, rsw_term_layer(t),
-			    rsw_term_etype(t), rsw_term_ecode(t));
-	s->stats.term_rcvd = 1;
-	s->stats.term_layer = s->peer_term.layer;
-	s->stats.term_etype = s->peer_term.etype;
-	s->stats.term_ecode = s->peer_term.ecode;
-	rsw_stream_set_why(s, RSW_WHY_PEER_TERM, -ECONNABORTED);
-}
-
-static bool rsw_stream_seg_done(void *ctx, const struct rsw_rx_seg *seg,
-				struct rsw_rx_term *term)
-{
-	struct rsw_stream *s = ctx;
-
-	s->stats.rx_fpdus++;
-	/* The budget: pause after this segment (resumed by the next run). */
-	if (!--s->rx_segs_left) {
-		rsw_rx_pause(&s->rx);
-		s->rx_wake = true;
-	}
-	if (s->tx_hold) {
-		s->tx_hold = false;
-		s->rx_wake = true;	/* TX may start */
-	}
-	if (s->why)		/* after a Terminate nothing counts */
-		return true;
-	switch (seg->opcode) {
-	case RSW_OP_WRITE:
-		if (s->rtr_wait && s->conn.rtr == RSW_MPA_RTR_WRITE &&
-		    !seg->payload_len)
-			s->rtr_wait = false;
-		return true;
-	case RSW_OP_READ_RESP:
-		return !seg->last || rsw_stream_read_done(s, term);
-	case RSW_OP_READ_REQ:
-		rsw_stream_read_req(s, seg);
-		return true;
-	case RSW_OP_TERMINATE:
-		rsw_stream_term_rcvd(s, seg);
-		return true;
-	default:	/* the Send types */
-		return !seg->last || rsw_stream_send_done(s, seg, term);
-	}
-}
-
-static void rsw_stream_rx_stop(void *ctx, const struct rsw_rx_seg *seg,
-			       const struct rsw_rx_term *term)
-{
-	struct rsw_stream *s = ctx;
-	struct rsw_tx_term *t = &s->term;
-
-	/* A stream cut inside an FPDU has nobody left to tell. */
-	if (term->layer == RSW_TERM_LAYER_LLP &&
-	    term->ecode == RSW_MPA_EC_TCP_LOST) {
-		rsw_stream_set_why(s, RSW_WHY_ABORT, -ECONNRESET);
-		return;
-	}
-	if (s->why)
-		return;
-	memset(t, 0, sizeof(*t));
-	t->why = *term;
-	memcpy(t->hdr, s->rx.hdr_octets, sizeof(t->hdr));
-	rsw_stream_set_why(s, RSW_WHY_TERMINATE, -ECONNABORTED);
-}
-
-static const struct rsw_rx_ops rsw_stream_rx_ops = {
-	.window = rsw_stream_window,
-	.place_tagged = rsw_stream_place_tagged,
-	.place_untagged = rsw_stream_place_untagged,
-	.seg_done = rsw_stream_seg_done,
-	.stop = rsw_stream_rx_stop,
-};
-
-/* --------------------------------------------------------- RX: the socket */
-
-static int rsw_stream_recv_actor(read_descriptor_t *desc, struct sk_buff *skb,
-				 unsigned int off, size_t len)
-{
-	struct rsw_stream *s = desc->arg.data;
-	bool linger = s->phase == RSW_STREAM_LINGER;
-	size_t used;
-
-	if (linger)
-		used = len;			/* discarded */
-	else if (s->why || rsw_rx_paused(&s->rx))
-		used = 0;
-	else
-		used = rsw_rx_feed_skb(&s->rx, skb, off, len);
-	if ((s->why && !linger) || rsw_rx_paused(&s->rx))
-		desc->count = 0;
-	else
-		desc->count -= min_t(size_t, used, desc->count);
-	return used;
-}
-
-/*
- * RX in data-ready (see the top): the socket's spinlock held, or the
- * work owning the socket.  Only in RUN (before it nothing may be
- * reported; LINGER discards, which the work item does).
- */
-static void rsw_stream_rx_ready(struct rsw_stream *s, struct sock *sk)
-{
-	read_descriptor_t desc = {
-		.arg.data = s,
-		.count = RSW_STREAM_RX_SOFT_BUDGET,
-	};
-	enum rsw_stream_phase phase = READ_ONCE(s->phase);
-	struct rsw_qp *qp = s->qp;
-
-	if (phase != RSW_STREAM_RUN) {
-		if (phase == RSW_STREAM_LINGER)
-			rsw_stream_kick(s);
-		return;
-	}
-	if (s->why)
-		return;			/* the work item was told */
-	/* Ending: nothing more is placed; the work item ends it. */
-	if (READ_ONCE(qp->dead) || READ_ONCE(qp->state) == RSW_QPS_ERROR ||
-	    READ_ONCE(s->net_gone)) {
-		rsw_stream_kick(s);
-		return;
-	}
-	if (rsw_rx_paused(&s->rx)) {
-		if (s->deferred.mr) {
-			rsw_stream_kick(s);	/* a wait: the work's */
-			return;
-		}
-		rsw_rx_resume(&s->rx);		/* a spent budget */
-	}
-	s->rx_segs_left = RSW_STREAM_RX_SOFT_SEGS;
-	tcp_read_sock(sk, &desc, rsw_stream_recv_actor);
-	if (!desc.count || s->rx_wake) {
-		s->rx_wake = false;
-		rsw_stream_kick(s);
-	}
-}
-
-/*
- * RX deferred a completion and paused (rsw_stream_send_done(),
- * rsw_stream_read_done()): wait out the MR's TX pieces (sleeps, bounded by
- * other streams' tcp_sendmsg_locked(); never our own, which hold nothing
- * between runs), then complete.  The parser stays paused meanwhile, so
- * nothing else touches s->deferred: the socket need not be owned.
- */
-static void rsw_stream_deferred_finish(struct rsw_stream *s)
-{
-	struct rsw_stream_deferred *d = &s->deferred;
-
-	if (!d->mr)
-		return;
-	rsw_mr_wait_tx_put(d->mr);
-	if (d->sq)
-		rsw_qp_sq_complete(s->qp, d->idx, d->sq_status, d->sq_len);
-	else
-		rsw_qp_rq_complete(s->qp, d->idx, &d->rq);
-	memset(d, 0, sizeof(*d));
-}
-
-/*
- * The work item's RX, socket owned: a deferred completion first (with the
- * socket released for the wait), then what the socket has.  True if there
- * is more to read at once.
- */
-static bool rsw_stream_rx(struct rsw_stream *s)
-{
-	struct sock *sk = s->sock->sk;
-	bool linger = s->phase == RSW_STREAM_LINGER;
-	read_descriptor_t desc = {
-		.arg.data = s,
-		.count = RSW_STREAM_RX_BUDGET,
-	};
-
-	sock_owned_by_me(sk);
-	if (s->deferred.mr) {
-		release_sock(sk);
-		rsw_stream_deferred_finish(s);
-		lock_sock(sk);
-	}
-	if (rsw_rx_paused(&s->rx))
-		rsw_rx_resume(&s->rx);
-	s->rx_wake = false;
-	s->rx_segs_left = RSW_STREAM_RX_SEGS;
-	if (s->why && !linger)
-		return false;
-	tcp_read_sock(sk, &desc, rsw_stream_recv_actor);
-	if (!desc.count)
-		return !s->why || linger;
-	/*
-	 * All read: the peer's FIN, if it came, is next.  Inside an FPDU
-	 * the parser stops the stream itself (rsw_stream_rx_stop()).
-	 */
-	if (READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN && !tcp_inq(sk)) {
-		if (linger || s->why || rsw_rx_eof(&s->rx))
-			s->eof = true;
-	}
-	return false;
 }
 
 /* ----------------------------------------------------------------- TX */
@@ -1031,8 +438,6 @@ void rsw_stream_tx_direct(struct rsw_stream *s)
  */
 static void rsw_stream_end(struct rsw_stream *s, bool abort, int err)
 {
-	struct rsw_stream_recv *r = &s->recv;
-	struct rsw_rq_result flush = { .status = RDMAP_SW_WC_WR_FLUSH_ERR };
 	struct rsw_qp *qp = s->qp;
 
 	lock_sock(s->sock->sk);		/* RX and posters see DONE from now on */
@@ -1048,12 +453,7 @@ static void rsw_stream_end(struct rsw_stream *s, bool abort, int err)
 	rsw_stream_deferred_finish(s);
 	rsw_qp_set_error(qp);
 	rsw_stream_tx_abort(s);
-	if (r->active && !r->rtr) {
-		if (r->status)
-			flush.status = r->status;
-		rsw_qp_rq_complete(qp, r->idx, &flush);
-	}
-	r->active = false;
+	rsw_stream_rx_flush(s);
 	if (abort)
 		sock_no_linger(s->sock->sk);
 	sock_release(s->sock);

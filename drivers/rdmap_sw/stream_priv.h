@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * rdmap_sw: what stream.c (a connection's lifecycle, TX, endings) and
+ * stream_rx.c (its RX delivery side) share.  Private to those two files;
+ * the model, contexts and lifetimes are at the top of stream.c.
+ */
+#ifndef _RDMAP_SW_STREAM_PRIV_H
+#define _RDMAP_SW_STREAM_PRIV_H
+
+#include "internal.h"
+
+enum rsw_stream_phase {
+	RSW_STREAM_IDLE,
+	RSW_STREAM_RUN,
+	RSW_STREAM_LINGER,
+	RSW_STREAM_DONE,
+	RSW_STREAM_PHASES,
+};
+
+/* Why RUN ends (the first reason found stands); the peer's FIN aside. */
+enum rsw_stream_why {
+	RSW_WHY_NONE,		/* it does not */
+	RSW_WHY_TERMINATE,	/* ours to send (s->term), then linger */
+	RSW_WHY_PEER_TERM,	/* the peer's Terminate (s->peer_term) */
+	RSW_WHY_ABORT,		/* nothing more can be said: reset */
+};
+
+/* The untagged Send being received. */
+struct rsw_stream_recv {
+	bool active;
+	bool rtr;		/* the zero-length RTR Send: no WQE behind it */
+	u8 status;		/* RDMAP_SW_WC_* if placement failed */
+	u32 idx;
+	struct rdmap_sw_rqe rqe;
+};
+
+/*
+ * A completion RX must not post yet: its work request invalidated an MR
+ * (Send with Invalidate, Read with Invalidate) whose TX pieces, collected
+ * by some stream before, are still on their way to TCP.  The parser is
+ * paused after its segment; the work item waits the pieces out and then
+ * completes it (rsw_stream_rx_deferred()), before anything later.
+ */
+struct rsw_stream_deferred {
+	struct rsw_mr *mr;	/* reference to wait on; NULL: nothing held */
+	bool sq;		/* a Read's SQ entry, else a receive */
+	u32 idx;
+	u8 sq_status;
+	u32 sq_len;
+	struct rsw_rq_result rq;
+};
+
+struct rsw_stream {
+	struct rsw_qp *qp;		/* a reference until DONE */
+	struct socket *sock;
+	struct work_struct work;
+	struct delayed_work linger;
+	const struct rsw_stream_ops *ops;
+	void *ctx;
+	struct rsw_mpa_conn conn;
+	bool initiator;
+	struct net *net;		/* the socket's; compared, never used */
+	struct list_head link;		/* on rsw_streams while it has one */
+	struct rsw_device *rsw;		/* the QP's device; compared, never used */
+	bool net_gone;			/* namespace or netdev going: see the top */
+	bool hooked;			/* net_exit may kick it: streams_lock */
+	atomic_t posters;		/* in rsw_stream_tx_direct() */
+
+	/*
+	 * Everything below: the socket's owner, i.e. RX (data-ready) or the
+	 * work item with the socket locked (see the top).  The work item
+	 * alone writes phase (with the socket locked, but for the start),
+	 * eof and fin_sent, and reads them unlocked.
+	 */
+	enum rsw_stream_phase phase;
+	enum rsw_stream_why why;
+	int status;			/* why the stream ends */
+	bool tx_hold;			/* responder: no FPDU received yet */
+	bool rtr_send;			/* initiator (p2p): RTR still to send */
+	bool rtr_read;			/* our RTR Read awaits its response */
+	bool rtr_wait;			/* responder (p2p): RTR not yet seen */
+	bool rx_wake;			/* RX left the work item something */
+	bool tx_active;			/* in the TX engine: see data-ready */
+	u32 rx_segs_left;		/* RX's segment budget, this call */
+	bool eof;			/* peer's FIN at an FPDU boundary */
+	bool fin_sent;
+	struct rsw_tx_term term;	/* why == TERMINATE: ours */
+	struct rsw_rx_term peer_term;	/* why == PEER_TERM: the peer's */
+
+	struct rsw_stream_recv recv;
+	struct rsw_stream_deferred deferred;
+	u32 rresp_placed;		/* octets of the Read Response so far */
+	u32 msn[RSW_QN_NUM];		/* next MSN expected per queue */
+	/* Read Requests to answer: at most rr_ird (conn.ird) at once. */
+	struct rsw_tx_rresp *rr;
+	u32 rr_size;			/* entries allocated, at least 1 */
+	u32 rr_ird;
+	u32 rr_head;
+	u32 rr_tail;
+
+	struct rsw_stream_stats stats;
+	void (*saved_data_ready)(struct sock *sk);
+	void (*saved_write_space)(struct sock *sk);
+	void (*saved_state_change)(struct sock *sk);
+
+	struct rsw_rx rx;
+	struct rsw_tx tx;
+	struct rsw_tx_sock ts;
+};
+
+/* RUN ends for @why (the first reason stands); the work item acts on it. */
+static inline void rsw_stream_set_why(struct rsw_stream *s,
+				      enum rsw_stream_why why, int status)
+{
+	if (s->why)
+		return;
+	s->why = why;
+	if (!s->status)
+		s->status = status;
+	s->rx_wake = true;
+}
+
+/*
+ * stream_rx.c.  Contexts: data-ready (socket spinlock held in softirq, or
+ * the work owning the socket) for the parser's callbacks; the work with
+ * the socket owned for rsw_stream_rx(); process context for the rest.
+ */
+extern const struct rsw_rx_ops rsw_stream_rx_ops;
+/* data-ready's RX: a bounded run of the parser, the work kicked if needed. */
+void rsw_stream_rx_ready(struct rsw_stream *s, struct sock *sk);
+/*
+ * The work's RX, socket owned (released around a deferred completion's
+ * wait): true if there is more to read at once.  May sleep.
+ */
+bool rsw_stream_rx(struct rsw_stream *s);
+/* A completion RX deferred: wait out the MR's TX pieces, post it. */
+void rsw_stream_deferred_finish(struct rsw_stream *s);
+/* The end, after unhooking: flush the receive being filled, if any. */
+void rsw_stream_rx_flush(struct rsw_stream *s);
+
+#endif /* _RDMAP_SW_STREAM_PRIV_H */
