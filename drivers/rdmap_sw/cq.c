@@ -16,9 +16,13 @@
  * poll_cq refuses user CQs, and rsw_cq_discard_qp() leaves them alone: the
  * process names QPs by qp_num.
  *
- * Notification context.  A producer never calls a ULP callback: when an
- * entry satisfies the arm word (or the ring overran) it sets a bit in
- * rsw_cq.events and queues the CQ's notify_work on rsw_cq_wq, a per-CPU,
+ * Notification context.  A producer never calls a ULP callback from
+ * rsw_cq_push(): when an entry satisfies the arm word (or the ring
+ * overran) it sets a bit in rsw_cq.events and either keeps the CQ in this
+ * CPU's open batch (a softirq producer, the stream's RX in data-ready,
+ * which calls the handlers itself once it is out of every CQ and QP lock:
+ * rsw_cq_batch_end(), in softirq like a hardware driver's tasklet), or
+ * queues the CQ's notify_work on rsw_cq_wq, a per-CPU,
  * high-priority workqueue with a rescuer (WQ_MEM_RECLAIM: NVMe-oF and NFS
  * over RDMA complete I/O that memory reclaim waits for).  The work runs in
  * a kworker on the producer's CPU, where the entry is cache-hot, never on
@@ -40,7 +44,9 @@
  * more, then cancel_work_sync() it, which drops a pending notification and
  * waits for a running one; only then is the ring freed.  ib_free_cq() calls
  * pre_destroy_cq before it stops its own poller, so a notification in flight
- * cannot requeue ib_core's poll work behind its back.
+ * cannot requeue ib_core's poll work behind its back.  A batch holds a CQ
+ * only within one data-ready call of a QP that uses it, and ib_core does
+ * not destroy a CQ a QP uses.
  */
 #include <linux/log2.h>
 #include <linux/mm.h>
@@ -57,6 +63,8 @@ static_assert(sizeof(struct rdmap_sw_cq_ctrl) == 128);
 static_assert(offsetof(struct rdmap_sw_cq_ctrl, cons) == 64);
 
 static struct workqueue_struct *rsw_cq_wq;
+/* The batch of this CPU's softirq producer, if one is open. */
+static DEFINE_PER_CPU(struct rsw_cq_batch *, rsw_cq_batch);
 
 /* enum rdmap_sw_cqe_opcode -> enum ib_wc_opcode */
 static const enum ib_wc_opcode rsw_wc_opcode[] = {
@@ -153,14 +161,39 @@ static int rsw_cq_alloc_ring(struct rsw_cq *cq, u32 size, bool user)
 	return 0;
 }
 
-/* Producer side, prod_lock held: have notify_work deliver @ev. */
+/* Keep @cq in this CPU's open batch; false if none is open or it is full. */
+static bool rsw_cq_batch_add(struct rsw_cq *cq)
+{
+	struct rsw_cq_batch *b;
+	unsigned int i;
+
+	if (!in_serving_softirq())
+		return false;
+	b = __this_cpu_read(rsw_cq_batch);
+	if (!b)
+		return false;
+	for (i = 0; i < b->n; i++) {
+		if (b->cq[i] == cq)
+			return true;
+	}
+	if (b->n == RSW_CQ_BATCH)
+		return false;
+	b->cq[b->n++] = cq;
+	return true;
+}
+
+/*
+ * Producer side, prod_lock held: have @ev delivered, by this CPU's open
+ * batch or by notify_work.
+ */
 static void rsw_cq_schedule(struct rsw_cq *cq, enum rsw_cq_event ev)
 {
 	lockdep_assert_held(&cq->prod_lock);
 	if (cq->dead)
 		return;
 	set_bit(ev, &cq->events);
-	queue_work(rsw_cq_wq, &cq->notify_work);
+	if (!rsw_cq_batch_add(cq))
+		queue_work(rsw_cq_wq, &cq->notify_work);
 }
 
 static void rsw_cq_report_overrun(struct ib_cq *ibcq)
@@ -174,18 +207,41 @@ static void rsw_cq_report_overrun(struct ib_cq *ibcq)
 	ibcq->event_handler(&ev, ibcq->cq_context);
 }
 
-static void rsw_cq_notify_work(struct work_struct *work)
+/* Call the handlers for what is pending on @cq.  Bottom halves disabled. */
+static void rsw_cq_deliver(struct rsw_cq *cq)
 {
-	struct rsw_cq *cq = container_of(work, struct rsw_cq, notify_work);
 	struct ib_cq *ibcq = &cq->base;
 	unsigned long events = xchg(&cq->events, 0);
 
-	local_bh_disable();
 	if ((events & BIT(RSW_CQ_EV_ERR)) && ibcq->event_handler)
 		rsw_cq_report_overrun(ibcq);
 	if ((events & BIT(RSW_CQ_EV_COMP)) && ibcq->comp_handler)
 		ibcq->comp_handler(ibcq, ibcq->cq_context);
+}
+
+static void rsw_cq_notify_work(struct work_struct *work)
+{
+	local_bh_disable();
+	rsw_cq_deliver(container_of(work, struct rsw_cq, notify_work));
 	local_bh_enable();
+}
+
+void rsw_cq_batch_begin(struct rsw_cq_batch *b)
+{
+	b->n = 0;
+	if (in_serving_softirq())
+		__this_cpu_write(rsw_cq_batch, b);
+}
+
+void rsw_cq_batch_end(struct rsw_cq_batch *b)
+{
+	unsigned int i;
+
+	if (!in_serving_softirq())
+		return;
+	__this_cpu_write(rsw_cq_batch, NULL);
+	for (i = 0; i < b->n; i++)
+		rsw_cq_deliver(b->cq[i]);
 }
 
 static int rsw_cq_check_attr(struct ib_device *ibdev,

@@ -144,7 +144,8 @@ void rsw_cq_exit(void);
  * Append a completion for @qp (reported as ib_wc.qp; not NULL) to @cq.
  * Any context: process, softirq, hard IRQ, IRQs disabled; takes
  * cq->prod_lock irqsave, never sleeps, never calls a ULP handler (a due
- * notification is queued to a work item).  @solicited: the message had the
+ * notification is queued to a work item, or kept in this CPU's batch,
+ * below).  @solicited: the message had the
  * Solicited Event bit; failed entries wake solicited-only arming anyway.
  * cqe->seq and RDMAP_SW_CQE_SOLICITED are ignored.  Returns 0; -EINVAL for
  * an opcode/status out of range, both WITH_IMM and WITH_INV, or no @qp;
@@ -153,6 +154,23 @@ void rsw_cq_exit(void);
  */
 int rsw_cq_push(struct rsw_cq *cq, const struct rdmap_sw_cqe *cqe,
 		struct ib_qp *qp, bool solicited);
+/*
+ * Notification without the work item's hop, for a producer that runs in
+ * softirq (the stream's RX in data-ready): between rsw_cq_batch_begin()
+ * and rsw_cq_batch_end() on this CPU, a notification rsw_cq_push() finds
+ * due is kept in @b (up to RSW_CQ_BATCH CQs; more go to the work) and
+ * rsw_cq_batch_end() calls the handlers, after the pushes and outside
+ * every CQ and QP lock; the caller holds none of those either.  The CQs
+ * must outlive the batch (the caller's QPs use them).  Softirq only.
+ */
+#define RSW_CQ_BATCH 4
+struct rsw_cq_batch {
+	struct rsw_cq *cq[RSW_CQ_BATCH];
+	unsigned int n;
+};
+
+void rsw_cq_batch_begin(struct rsw_cq_batch *b);
+void rsw_cq_batch_end(struct rsw_cq_batch *b);
 /*
  * Discard every entry of @qp not yet polled from @cq, so that none is
  * reported with a freed QP.  destroy_qp, once @qp can push no more.  Any
@@ -541,8 +559,8 @@ void rsw_tx_sock_init(struct rsw_tx_sock *ts, struct socket *sock);
  * at the top of stream.c).  Execution contexts:
  *  - RX: the socket's data-ready callback (softirq, socket spinlock held;
  *    or release_sock() in the work item): parses, places, completes
- *    (the CQ's handler runs from its own work, cq.c), never sleeps,
- *    never sends.
+ *    (in softirq it calls the CQ's handler too, once out of the parser;
+ *    else the CQ's work does, cq.c), never sleeps, never sends.
  *  - TX, Terminates, phase changes: one work item per stream on
  *    rsw_stream_wq, with the socket locked (lock_sock()); upcalls and
  *    waits with it released.

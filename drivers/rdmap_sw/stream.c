@@ -38,7 +38,9 @@
  *    Request to answer, a Read completed while TX may wait for ORD, the
  *    first FPDU a responder waited for, the end of RUN, a deferred
  *    completion, its budget spent).  Completions reach the CQ straight
- *    from RX (its handler runs from the CQ's own work, cq.c).
+ *    from RX, and in softirq so does the CQ's handler, called once the
+ *    parser is out (rsw_cq_batch_end(), cq.c); elsewhere the handler
+ *    runs from the CQ's own work.
  * So RX and TX of one stream never run concurrently: the parser, the
  * engine, the Read bookkeeping between them and the state below need no
  * lock of their own; the QP's queues keep theirs (taken from softirq too).

@@ -413,6 +413,7 @@ void rsw_stream_rx_ready(struct rsw_stream *s, struct sock *sk)
 	};
 	enum rsw_stream_phase phase = READ_ONCE(s->phase);
 	struct rsw_qp *qp = s->qp;
+	struct rsw_cq_batch batch;
 
 	if (phase != RSW_STREAM_RUN) {
 		if (phase == RSW_STREAM_LINGER)
@@ -435,7 +436,10 @@ void rsw_stream_rx_ready(struct rsw_stream *s, struct sock *sk)
 		rsw_rx_resume(&s->rx);		/* a spent budget */
 	}
 	s->rx_segs_left = RSW_STREAM_RX_SOFT_SEGS;
+	/* In softirq, CQ handlers run here once the parser is out. */
+	rsw_cq_batch_begin(&batch);
 	tcp_read_sock(sk, &desc, rsw_stream_recv_actor);
+	rsw_cq_batch_end(&batch);
 	if (!desc.count || s->rx_wake) {
 		s->rx_wake = false;
 		rsw_stream_kick(s);
