@@ -11,29 +11,38 @@
  * entries (overrun: one IB_EVENT_CQ_ERR per CQ) or cost an event.  The process arms by raising
  * ctrl.notify itself, without a system call; req_notify_cq (uverbs'
  * command) does the same and nothing in the kernel relies on it being
- * called.  A satisfied arm queues notify_work, which calls the CQ's
- * comp_handler (uverbs' for a user CQ: the process's completion channel).
+ * called.  A satisfied arm has the CQ's comp_handler called (uverbs' for
+ * a user CQ: the process's completion channel), as described next.
  * poll_cq refuses user CQs, and rsw_cq_discard_qp() leaves them alone: the
  * process names QPs by qp_num.
  *
  * Notification context.  A producer never calls a ULP callback from
  * rsw_cq_push(): when an entry satisfies the arm word (or the ring
  * overran) it sets a bit in rsw_cq.events and either keeps the CQ in this
- * CPU's open batch (a softirq producer, the stream's RX in data-ready,
- * which calls the handlers itself once it is out of every CQ and QP lock:
- * rsw_cq_batch_end(), in softirq like a hardware driver's tasklet), or
- * queues the CQ's notify_work on rsw_cq_wq, a per-CPU,
- * high-priority workqueue with a rescuer (WQ_MEM_RECLAIM: NVMe-oF and NFS
- * over RDMA complete I/O that memory reclaim waits for).  The work runs in
- * a kworker on the producer's CPU, where the entry is cache-hot, never on
- * the producer's stack and holding none of its locks, so a handler may
- * poll and post at once.  comp_vector is validated but steers nothing.
- * The work calls the handlers with bottom halves disabled: atomic like the
- * interrupt or tasklet context hardware drivers call them from, and a
- * softirq they raise (irq_poll of IB_POLL_SOFTIRQ CQs) runs right there at
- * local_bh_enable() instead of waking ksoftirqd.  The work is per CQ, so
- * one notification is pending at most and events delivered together
- * coalesce.
+ * CPU's open batch, or queues the CQ's notify_work.
+ *  - The batch: a softirq producer, the stream's RX in data-ready, opens
+ *    one for its QP's two CQs and calls their handlers itself once the
+ *    parser returned: on the producer's stack, in softirq like a hardware
+ *    driver's tasklet, holding no CQ or QP lock (the socket's spinlock
+ *    only; a handler may poll and post, which for a kernel QP only queues
+ *    work).  A softirq the handler raises (irq_poll of IB_POLL_SOFTIRQ
+ *    CQs) runs in the same softirq pass, unless the kernel defers it to
+ *    ksoftirqd.  data-ready called outside a softirq (threaded NAPI, busy
+ *    polling, the backlog in release_sock()) opens no batch.
+ *  - notify_work, on rsw_cq_wq, a per-CPU, high-priority workqueue with a
+ *    rescuer (WQ_MEM_RECLAIM: NVMe-oF and NFS over RDMA complete I/O that
+ *    memory reclaim waits for), for everything else: post_send, modify_qp,
+ *    flushes and the stream's work never run a handler in their own
+ *    call.  The work runs in a kworker on the producer's CPU, where the
+ *    entry is cache-hot, holding none of the producer's locks, with
+ *    bottom halves disabled: atomic like the interrupt or tasklet context
+ *    hardware drivers call handlers from, and a softirq they raise runs
+ *    right there at local_bh_enable() instead of waking ksoftirqd.
+ * One deliverer at a time per CQ (rsw_cq.delivering), as core_locking.rst
+ * requires: a batch on one CPU and the work on another never run a CQ's
+ * handlers at once; the one that finds the CQ busy leaves its event bits
+ * to the other, which looks again when done.  Events delivered together
+ * coalesce.  comp_vector is validated but steers nothing.
  *
  * Solicited-only arming fires for an entry of a message with the Solicited
  * Event bit and for every failed entry, as IBTA and libibverbs define a
@@ -161,25 +170,30 @@ static int rsw_cq_alloc_ring(struct rsw_cq *cq, u32 size, bool user)
 	return 0;
 }
 
-/* Keep @cq in this CPU's open batch; false if none is open or it is full. */
+/* Whether a batch may be open here: softirq, not a hard IRQ inside it. */
+static bool rsw_cq_batch_context(void)
+{
+	return in_serving_softirq() && !in_hardirq() && !in_nmi();
+}
+
+/* Keep @cq in this CPU's open batch; false if none is open or not its CQ. */
 static bool rsw_cq_batch_add(struct rsw_cq *cq)
 {
 	struct rsw_cq_batch *b;
 	unsigned int i;
 
-	if (!in_serving_softirq())
+	if (!rsw_cq_batch_context())
 		return false;
 	b = __this_cpu_read(rsw_cq_batch);
 	if (!b)
 		return false;
-	for (i = 0; i < b->n; i++) {
-		if (b->cq[i] == cq)
+	for (i = 0; i < ARRAY_SIZE(b->cq); i++) {
+		if (b->cq[i] == cq) {
+			b->due[i] = true;
 			return true;
+		}
 	}
-	if (b->n == RSW_CQ_BATCH)
-		return false;
-	b->cq[b->n++] = cq;
-	return true;
+	return false;
 }
 
 /*
@@ -207,16 +221,30 @@ static void rsw_cq_report_overrun(struct ib_cq *ibcq)
 	ibcq->event_handler(&ev, ibcq->cq_context);
 }
 
-/* Call the handlers for what is pending on @cq.  Bottom halves disabled. */
+/*
+ * Call the handlers for what is pending on @cq.  Bottom halves disabled.
+ * One deliverer at a time per CQ (core_locking.rst): a second one, on
+ * another CPU, leaves its event bits to the one delivering, which looks
+ * again after it let go.
+ */
 static void rsw_cq_deliver(struct rsw_cq *cq)
 {
 	struct ib_cq *ibcq = &cq->base;
-	unsigned long events = xchg(&cq->events, 0);
+	unsigned long events;
 
-	if ((events & BIT(RSW_CQ_EV_ERR)) && ibcq->event_handler)
-		rsw_cq_report_overrun(ibcq);
-	if ((events & BIT(RSW_CQ_EV_COMP)) && ibcq->comp_handler)
-		ibcq->comp_handler(ibcq, ibcq->cq_context);
+	/* Fully ordered: our event bits before the test; pairs below. */
+	while (!test_and_set_bit(0, &cq->delivering)) {
+		events = xchg(&cq->events, 0);
+		if ((events & BIT(RSW_CQ_EV_ERR)) && ibcq->event_handler)
+			rsw_cq_report_overrun(ibcq);
+		if ((events & BIT(RSW_CQ_EV_COMP)) && ibcq->comp_handler)
+			ibcq->comp_handler(ibcq, ibcq->cq_context);
+		clear_bit_unlock(0, &cq->delivering);
+		smp_mb__after_atomic();	/* let go before looking again */
+		/* A dying CQ starts no handler more (pre_destroy_cq). */
+		if (!READ_ONCE(cq->events) || READ_ONCE(cq->dead))
+			break;
+	}
 }
 
 static void rsw_cq_notify_work(struct work_struct *work)
@@ -226,22 +254,31 @@ static void rsw_cq_notify_work(struct work_struct *work)
 	local_bh_enable();
 }
 
-void rsw_cq_batch_begin(struct rsw_cq_batch *b)
+void rsw_cq_batch_begin(struct rsw_cq_batch *b, struct ib_cq *scq,
+			struct ib_cq *rcq)
 {
-	b->n = 0;
-	if (in_serving_softirq())
-		__this_cpu_write(rsw_cq_batch, b);
+	b->cq[0] = scq ? to_rsw_cq(scq) : NULL;
+	b->cq[1] = rcq && rcq != scq ? to_rsw_cq(rcq) : NULL;
+	b->due[0] = false;
+	b->due[1] = false;
+	b->open = rsw_cq_batch_context();
+	if (!b->open)
+		return;
+	b->prev = __this_cpu_read(rsw_cq_batch);
+	__this_cpu_write(rsw_cq_batch, b);
 }
 
 void rsw_cq_batch_end(struct rsw_cq_batch *b)
 {
 	unsigned int i;
 
-	if (!in_serving_softirq())
+	if (!b->open)
 		return;
-	__this_cpu_write(rsw_cq_batch, NULL);
-	for (i = 0; i < b->n; i++)
-		rsw_cq_deliver(b->cq[i]);
+	__this_cpu_write(rsw_cq_batch, b->prev);
+	for (i = 0; i < ARRAY_SIZE(b->cq); i++) {
+		if (b->due[i])
+			rsw_cq_deliver(b->cq[i]);
+	}
 }
 
 static int rsw_cq_check_attr(struct ib_device *ibdev,

@@ -53,9 +53,13 @@ struct rsw_cq {
 	spinlock_t cons_lock;	/* consumers: cons, rewriting qp[] */
 	u32 cons;		/* next index to poll */
 
-	/* Runs comp_handler / event_handler, never in a producer's stack. */
+	/*
+	 * Runs comp_handler / event_handler for producers that may not (see
+	 * the batch in cq.c).
+	 */
 	struct work_struct notify_work;
 	unsigned long events;	/* BIT(enum rsw_cq_event), atomic bitops */
+	unsigned long delivering;	/* bit 0: a deliverer runs handlers */
 };
 
 static inline struct rsw_cq *to_rsw_cq(struct ib_cq *ibcq)

@@ -158,18 +158,21 @@ int rsw_cq_push(struct rsw_cq *cq, const struct rdmap_sw_cqe *cqe,
  * Notification without the work item's hop, for a producer that runs in
  * softirq (the stream's RX in data-ready): between rsw_cq_batch_begin()
  * and rsw_cq_batch_end() on this CPU, a notification rsw_cq_push() finds
- * due is kept in @b (up to RSW_CQ_BATCH CQs; more go to the work) and
- * rsw_cq_batch_end() calls the handlers, after the pushes and outside
- * every CQ and QP lock; the caller holds none of those either.  The CQs
- * must outlive the batch (the caller's QPs use them).  Softirq only.
+ * due on @scq or @rcq (the caller's QP's CQs, which that QP keeps alive;
+ * any other CQ goes to its work) is kept in @b, and rsw_cq_batch_end()
+ * calls the handlers, after the pushes and outside every CQ and QP lock;
+ * the caller holds none of those either.  Outside softirq (or in a hard
+ * IRQ) nothing is kept.  Batches nest.
  */
-#define RSW_CQ_BATCH 4
 struct rsw_cq_batch {
-	struct rsw_cq *cq[RSW_CQ_BATCH];
-	unsigned int n;
+	struct rsw_cq *cq[2];
+	bool due[2];
+	struct rsw_cq_batch *prev;
+	bool open;
 };
 
-void rsw_cq_batch_begin(struct rsw_cq_batch *b);
+void rsw_cq_batch_begin(struct rsw_cq_batch *b, struct ib_cq *scq,
+			struct ib_cq *rcq);
 void rsw_cq_batch_end(struct rsw_cq_batch *b);
 /*
  * Discard every entry of @qp not yet polled from @cq, so that none is

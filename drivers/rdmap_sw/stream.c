@@ -5,25 +5,25 @@
  * side in stream_rx.c; what the two share in stream_priv.h.
  *
  * Model: the socket lock is the stream's lock.
- *  - RX runs in the socket's data-ready callback: tcp_read_sock() feeds
- *    the RX parser, whose callbacks below place payload into registered
- *    memory and complete receives and Reads.  data-ready runs in softirq
- *    with the socket's spinlock held and nobody owning the socket, or
- *    from release_sock() processing the backlog in the owner's context;
- *    in the latter case RX runs there only if the owner is the stream's
- *    own work (anyone else might hold a lock a completion handler takes),
- *    else the work item does it; nor while the work is inside the TX
- *    engine (tcp_sendmsg_locked() flushes the backlog now and then).
- *    Nothing on the RX side sleeps, takes the socket lock or sends, and
- *    one data-ready call does a bounded amount (RSW_STREAM_RX_SOFT_*).
- *    QP and SRQ events RX raises (SRQ limit, last WQE reached) reach the
- *    ULP from softirq, as a hardware driver's interrupt would.
- *  - One work item per stream, on rsw_stream_wq, does the rest, owning
- *    the socket (lock_sock()) while it touches the state below: RX left
- *    over (budget, a completion it had to defer), the TX engine over owed
- *    Read Responses and the send queue (tcp_sendmsg_locked()), the
- *    Terminate, and the phase changes.  Upcalls (events, closed()) and
- *    sleeping waits run with the socket released.
+ *  - RX runs in the socket's data-ready callback: tcp_read_sock() feeds the RX
+ *    parser, whose callbacks (stream_rx.c) place payload into registered memory
+ *    and complete receives and Reads.  data-ready runs in softirq with the
+ *    socket's spinlock held and nobody owning the socket, or from
+ *    release_sock() processing the backlog in the owner's context; in the
+ *    latter case RX runs there only if the owner is the stream's own work
+ *    (anyone else might hold a lock a completion handler takes), else the work
+ *    item does it; nor while the work is inside the TX engine
+ *    (tcp_sendmsg_locked() flushes the backlog now and then).  Nothing on the
+ *    RX side sleeps, takes the socket lock or sends, and one data-ready call
+ *    does a bounded amount (RSW_STREAM_RX_SOFT_*).  QP and SRQ events RX raises
+ *    (SRQ limit, last WQE reached) reach the ULP from softirq, as a hardware
+ *    driver's interrupt would.
+ *  - One work item per stream, on rsw_stream_wq, does the rest, owning the
+ *    socket (lock_sock()) while it touches the stream's state (stream_priv.h):
+ *    RX left over (budget, a completion it had to defer), the TX engine over
+ *    owed Read Responses and the send queue (tcp_sendmsg_locked()), the
+ *    Terminate, and the phase changes.  Upcalls (events, closed()) and sleeping
+ *    waits run with the socket released.
  *  - A user doorbell (post_send without work requests, a system call)
  *    that finds the SQ idle runs the TX engine itself, owning the socket,
  *    if the work neither owns it nor waits for it
@@ -42,7 +42,7 @@
  *    parser is out (rsw_cq_batch_end(), cq.c); elsewhere the handler
  *    runs from the CQ's own work.
  * So RX and TX of one stream never run concurrently: the parser, the
- * engine, the Read bookkeeping between them and the state below need no
+ * engine, the Read bookkeeping between them and the stream's state need no
  * lock of their own; the QP's queues keep theirs (taken from softirq too).
  *
  * Phases:

@@ -39,7 +39,7 @@ struct rsw_stream_recv {
  * (Send with Invalidate, Read with Invalidate) whose TX pieces, collected
  * by some stream before, are still on their way to TCP.  The parser is
  * paused after its segment; the work item waits the pieces out and then
- * completes it (rsw_stream_rx_deferred()), before anything later.
+ * completes it (rsw_stream_deferred_finish()), before anything later.
  */
 struct rsw_stream_deferred {
 	struct rsw_mr *mr;	/* reference to wait on; NULL: nothing held */
@@ -62,14 +62,14 @@ struct rsw_stream {
 	struct net *net;		/* the socket's; compared, never used */
 	struct list_head link;		/* on rsw_streams while it has one */
 	struct rsw_device *rsw;		/* the QP's device; compared, never used */
-	bool net_gone;			/* namespace or netdev going: see the top */
+	bool net_gone;			/* namespace or netdev going: see stream.c */
 	bool hooked;			/* net_exit may kick it: streams_lock */
 	atomic_t posters;		/* in rsw_stream_tx_direct() */
 
 	/*
 	 * Everything below: the socket's owner, i.e. RX (data-ready) or the
-	 * work item with the socket locked (see the top).  The work item
-	 * alone writes phase (with the socket locked, but for the start),
+	 * work item with the socket locked (see the top of stream.c).  The
+	 * work item alone writes phase (with the socket locked, but for the start),
 	 * eof and fin_sent, and reads them unlocked.
 	 */
 	enum rsw_stream_phase phase;

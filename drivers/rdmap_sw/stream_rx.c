@@ -401,8 +401,8 @@ static int rsw_stream_recv_actor(read_descriptor_t *desc, struct sk_buff *skb,
 }
 
 /*
- * RX in data-ready (see the top): the socket's spinlock held, or the
- * work owning the socket.  Only in RUN (before it nothing may be
+ * RX in data-ready (see the top of stream.c): the socket's spinlock held,
+ * or the work owning the socket.  Only in RUN (before it nothing may be
  * reported; LINGER discards, which the work item does).
  */
 void rsw_stream_rx_ready(struct rsw_stream *s, struct sock *sk)
@@ -437,7 +437,7 @@ void rsw_stream_rx_ready(struct rsw_stream *s, struct sock *sk)
 	}
 	s->rx_segs_left = RSW_STREAM_RX_SOFT_SEGS;
 	/* In softirq, CQ handlers run here once the parser is out. */
-	rsw_cq_batch_begin(&batch);
+	rsw_cq_batch_begin(&batch, qp->base.send_cq, qp->base.recv_cq);
 	tcp_read_sock(sk, &desc, rsw_stream_recv_actor);
 	rsw_cq_batch_end(&batch);
 	if (!desc.count || s->rx_wake) {
