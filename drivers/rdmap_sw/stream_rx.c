@@ -34,7 +34,7 @@
  * cost of a segment is set by the peer and the receive's SGEs, not its
  * size.  The work item goes on from there.
  */
-#define RSW_STREAM_RX_SOFT_BUDGET	(64 * 1024)
+#define RSW_STREAM_RX_SOFT_BUDGET	(256 * 1024)
 #define RSW_STREAM_RX_SOFT_SEGS		64
 
 static void rsw_stream_set_term(struct rsw_rx_term *t, u8 layer, u8 etype,
@@ -212,9 +212,12 @@ static bool rsw_stream_read_done(struct rsw_stream *s,
 	}
 	rd = *oldest;
 	rsw_tx_read_done(&s->tx, &idx);
-	s->rx_wake = true;		/* TX may wait for the ORD slot */
+	/* TX holds a WQE back for the Reads (ORD, fence): it may go now. */
+	if (s->tx.sqe_pending)
+		s->rx_wake = true;
 	if (s->rtr_read) {
 		s->rtr_read = false;
+		s->rx_wake = true;
 		return true;
 	}
 	if (rd.inv &&
