@@ -917,9 +917,15 @@ void rsw_stream_dev_gone(struct rsw_device *rsw)
 
 int rsw_stream_init(void)
 {
-	/* Storage runs over us: the work must progress under reclaim. */
+	/*
+	 * Storage runs over us: the work must progress under reclaim.
+	 * Unbound: RX queues the work from data-ready, i.e. on whatever CPU
+	 * the segment arrived, often one where a poller spins on its CQ; a
+	 * bound work item would preempt it there while another CPU idles.
+	 */
 	rsw_stream_wq = alloc_workqueue("rdmap_sw_stream",
-					WQ_MEM_RECLAIM | WQ_HIGHPRI, 0);
+					WQ_UNBOUND | WQ_MEM_RECLAIM |
+					WQ_HIGHPRI, 0);
 	return rsw_stream_wq ? 0 : -ENOMEM;
 }
 
