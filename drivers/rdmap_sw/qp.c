@@ -891,9 +891,12 @@ static int rsw_user_doorbell(struct rsw_qp *qp, struct rsw_wq *wq)
 }
 
 /*
- * ops.post_send.  Any context, never sleeps.  Stops at the first work
- * request that is malformed (-EINVAL), does not fit (-ENOMEM) or cannot be
- * accepted in this state (-EINVAL) and returns it in @bad_wr.
+ * ops.post_send.  Any context, never sleeps (core_locking.rst), for every
+ * kernel QP.  The one exception is a user QP's doorbell, which only uverbs
+ * reaches, from a system call: it may run TX and wait for the socket lock
+ * (rsw_stream_tx_direct()).  Stops at the first work request that is
+ * malformed (-EINVAL), does not fit (-ENOMEM) or cannot be accepted in
+ * this state (-EINVAL) and returns it in @bad_wr.
  */
 static int rsw_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			 const struct ib_send_wr **bad_wr)
