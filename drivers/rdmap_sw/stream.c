@@ -523,14 +523,11 @@ static void rsw_stream_terminated(struct rsw_stream *s,
  */
 static int rsw_stream_broken(const struct rsw_stream *s)
 {
-	struct rsw_qp *qp = s->qp;
 	struct sock *sk = s->sock->sk;
-	int err;
+	int err = rsw_stream_cut(s);
 
-	if (READ_ONCE(qp->dead) || READ_ONCE(qp->state) == RSW_QPS_ERROR)
-		return -ECONNABORTED;
-	if (READ_ONCE(s->net_gone))
-		return -ENETDOWN;
+	if (err)
+		return err;
 	/*
 	 * A reset sets sk_err.  Closed without one is the end of an orderly
 	 * close in LINGER (the FIN path handles it), a loss in RUN.

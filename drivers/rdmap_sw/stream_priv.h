@@ -108,6 +108,20 @@ struct rsw_stream {
 	struct rsw_tx_sock ts;
 };
 
+/*
+ * The stream must end whatever its socket says (an errno), or 0: its QP
+ * was moved to ERROR or destroyed, or its namespace or netdev is going.
+ * Read without a lock: RX stops placing on it, the work item ends on it.
+ */
+static inline int rsw_stream_cut(const struct rsw_stream *s)
+{
+	if (READ_ONCE(s->qp->dead) || READ_ONCE(s->qp->state) == RSW_QPS_ERROR)
+		return -ECONNABORTED;
+	if (READ_ONCE(s->net_gone))
+		return -ENETDOWN;
+	return 0;
+}
+
 /* RUN ends for @why (the first reason stands); the work item acts on it. */
 static inline void rsw_stream_set_why(struct rsw_stream *s,
 				      enum rsw_stream_why why, int status)

@@ -404,6 +404,19 @@ static int rsw_stream_recv_actor(read_descriptor_t *desc, struct sk_buff *skb,
 }
 
 /*
+ * One run of the parser over what the socket has, at most @segs segments
+ * and desc->count octets; a pause for a spent budget ends here.
+ */
+static void rsw_stream_read(struct rsw_stream *s, struct sock *sk,
+			    read_descriptor_t *desc, u32 segs)
+{
+	if (rsw_rx_paused(&s->rx))
+		rsw_rx_resume(&s->rx);
+	s->rx_segs_left = segs;
+	tcp_read_sock(sk, desc, rsw_stream_recv_actor);
+}
+
+/*
  * RX in data-ready (see the top of stream.c): the socket's spinlock held,
  * or the work owning the socket.  Only in RUN (before it nothing may be
  * reported; LINGER discards, which the work item does).
@@ -425,23 +438,14 @@ void rsw_stream_rx_ready(struct rsw_stream *s, struct sock *sk)
 	}
 	if (s->why)
 		return;			/* the work item was told */
-	/* Ending: nothing more is placed; the work item ends it. */
-	if (READ_ONCE(qp->dead) || READ_ONCE(qp->state) == RSW_QPS_ERROR ||
-	    READ_ONCE(s->net_gone)) {
+	/* Ending (nothing more is placed), or a wait: the work item's. */
+	if (rsw_stream_cut(s) || s->deferred.mr) {
 		rsw_stream_kick(s);
 		return;
 	}
-	if (rsw_rx_paused(&s->rx)) {
-		if (s->deferred.mr) {
-			rsw_stream_kick(s);	/* a wait: the work's */
-			return;
-		}
-		rsw_rx_resume(&s->rx);		/* a spent budget */
-	}
-	s->rx_segs_left = RSW_STREAM_RX_SOFT_SEGS;
 	/* In softirq, CQ handlers run here once the parser is out. */
 	rsw_cq_batch_begin(&batch, qp->base.send_cq, qp->base.recv_cq);
-	tcp_read_sock(sk, &desc, rsw_stream_recv_actor);
+	rsw_stream_read(s, sk, &desc, RSW_STREAM_RX_SOFT_SEGS);
 	rsw_cq_batch_end(&batch);
 	if (!desc.count || s->rx_wake) {
 		s->rx_wake = false;
@@ -490,13 +494,10 @@ bool rsw_stream_rx(struct rsw_stream *s)
 		rsw_stream_deferred_finish(s);
 		lock_sock(sk);
 	}
-	if (rsw_rx_paused(&s->rx))
-		rsw_rx_resume(&s->rx);
 	s->rx_wake = false;
-	s->rx_segs_left = RSW_STREAM_RX_SEGS;
 	if (s->why && !linger)
 		return false;
-	tcp_read_sock(sk, &desc, rsw_stream_recv_actor);
+	rsw_stream_read(s, sk, &desc, RSW_STREAM_RX_SEGS);
 	if (!desc.count)
 		return !s->why || linger;
 	/*
