@@ -435,13 +435,35 @@ int rsw_wqe_sges(struct rdmap_sw_sge *dst, const struct ib_sge *src,
  */
 u8 rsw_sges_check_user(const struct rdmap_sw_sge *sge, u32 num_sge,
 		       u32 max_sge, u32 length);
+
+/*
+ * ring.c - the rings of work queues and shared receive queues (layouts in
+ * qp.h, accessors in ring.h, lifetime and locks at the top of ring.c).
+ */
 /*
  * Allocate a ring buffer of @bytes (after the ABI's control page if @user)
  * and fill in the four fields a work queue and an SRQ both keep.  Process
- * context; -ENOMEM.
+ * context, may sleep; -ENOMEM.
  */
 int rsw_ring_alloc(size_t bytes, bool user, void **buf, size_t *buf_len,
 		   struct rdmap_sw_wq_ctrl **uctrl, void **ring);
+/*
+ * create_qp: set up @wq with room for @wr entries (rounded up to a power
+ * of two) of @wqe_size bytes and @sge SGEs each, completing to @cq, its
+ * lock in lockdep class @key; a user QP's (@user) ring gets the control
+ * page and is charged to the process.  On failure nothing is left to
+ * free; else rsw_wq_free() (destroy_qp, or a create failing later) frees
+ * it.  Process context, may sleep; no lock held.
+ */
+int rsw_wq_alloc(struct rsw_wq *wq, u32 wr, u32 sge, size_t wqe_size,
+		 struct ib_cq *cq, struct lock_class_key *key, bool user);
+void rsw_wq_free(struct rsw_wq *wq);
+/*
+ * A new buffer for @wq's ring (size and wqe_size set), with the control
+ * page if @user; the caller installs it (KUnit: rsw_qp_user_layout()).
+ * Process context, may sleep.
+ */
+int rsw_wq_alloc_buf(struct rsw_wq *wq, bool user);
 
 /*
  * srq.c - shared receive queues (object in qp.h, ring ownership in the

@@ -51,13 +51,13 @@
  * holding any one of them is enough to read them.  Local operations
  * (REG_MR, LOCAL_INV) run with no QP lock held: mem.c takes BH locks.
  */
-#include <linux/log2.h>
 #include <linux/vmalloc.h>
 #include <linux/xarray.h>
 #include <rdma/uverbs_ioctl.h>
 
 #include "cq.h"
 #include "internal.h"
+#include "ring.h"
 
 /* QPN -> QP for every device; QPN 0 is never used (XA_FLAGS_ALLOC1). */
 static DEFINE_XARRAY_FLAGS(rsw_qps, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
@@ -120,82 +120,6 @@ static int rsw_sq_opcode(enum ib_wr_opcode ib)
 		if (rsw_sq_ops[i].ib == ib)
 			return i;
 	return -EINVAL;
-}
-
-/* --------------------------------------------------------- work queues */
-
-/*
- * The zeroed, mappable buffer of a ring of @bytes, with the ABI's control
- * page first if @user (mapped by the process, and charged to it: see
- * umap.c).  Work queues and shared receive queues alike.  Sets buf,
- * buf_len, uctrl and ring only on success.
- */
-int rsw_ring_alloc(size_t bytes, bool user, void **buf, size_t *buf_len,
-		   struct rdmap_sw_wq_ctrl **uctrl, void **ring)
-{
-	size_t off = user ? RDMAP_SW_WQ_RING_OFFSET : 0;
-
-	*buf_len = PAGE_ALIGN(off + bytes);
-	*buf = rsw_umap_alloc(*buf_len, user);
-	if (!*buf)
-		return -ENOMEM;
-	*uctrl = user ? *buf : NULL;
-	*ring = *buf + off;
-	return 0;
-}
-
-static int rsw_wq_alloc_buf(struct rsw_wq *wq, bool user)
-{
-	return rsw_ring_alloc((size_t)wq->size * wq->wqe_size, user, &wq->buf,
-			      &wq->buf_len, &wq->uctrl, &wq->ring);
-}
-
-static int rsw_wq_alloc(struct rsw_wq *wq, u32 wr, u32 sge, size_t wqe_size,
-			struct ib_cq *cq, struct lock_class_key *key, bool user)
-{
-	int ret;
-
-	spin_lock_init(&wq->lock);
-	lockdep_set_class(&wq->lock, key);
-	wq->size = roundup_pow_of_two(max(wr, 1U));
-	wq->mask = wq->size - 1;
-	wq->wqe_size = wqe_size;
-	wq->max_sge = sge;
-	wq->cq = to_rsw_cq(cq);
-	ret = rsw_wq_alloc_buf(wq, user);
-	if (ret)
-		return ret;
-	wq->slot = kvcalloc(wq->size, sizeof(*wq->slot),
-			    user ? RSW_GFP_USER : GFP_KERNEL);
-	if (!wq->slot) {
-		vfree(wq->buf);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-static void rsw_wq_free(struct rsw_wq *wq)
-{
-	kvfree(wq->slot);
-	if (wq->umap)
-		rsw_umap_remove(wq->umap);	/* frees buf once unmapped */
-	else
-		vfree(wq->buf);
-}
-
-static void *rsw_wq_entry(const struct rsw_wq *wq, u32 n)
-{
-	return wq->ring + (size_t)(n & wq->mask) * wq->wqe_size;
-}
-
-static struct rsw_wq_slot *rsw_wq_slot(const struct rsw_wq *wq, u32 n)
-{
-	return &wq->slot[n & wq->mask];
-}
-
-static bool rsw_wq_full(const struct rsw_wq *wq)
-{
-	return wq->tail - wq->head >= wq->size;
 }
 
 /* ------------------------------------------------- user QPs: ring indices */

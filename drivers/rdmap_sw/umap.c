@@ -7,7 +7,7 @@
  *
  * Accounting.  The process chooses the sizes, so what it makes the kernel
  * allocate for it is charged to its memory cgroup (RSW_GFP_USER: rings
- * here, the slot shadows and CQ back-pointers in qp.c and cq.c).  A
+ * here, the slot shadows and CQ back-pointers in ring.c and cq.c).  A
  * process over its memory.max gets -ENOMEM at create time instead of
  * taking memory from kernel ULPs; the request fails rather than wake the
  * OOM killer, as it is one the caller can simply not make.  vmalloc_user() takes no gfp flags, so

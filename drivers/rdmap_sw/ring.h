@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Ring accessors shared by ring.c, which owns the rings of work queues and
+ * shared receive queues (layouts in qp.h; functions in internal.h, ring.c
+ * group; lifetime and locks at the top of ring.c), and the post paths of
+ * qp.c and srq.c, which fill free entries.  Each takes the lock of its
+ * queue as the caller's: these only compute addresses and compare indices.
+ */
+#ifndef RDMAP_SW_RING_H
+#define RDMAP_SW_RING_H
+
+#include "qp.h"
+
+/* Ring entry @n (free-running index) of @wq. */
+static inline void *rsw_wq_entry(const struct rsw_wq *wq, u32 n)
+{
+	return wq->ring + (size_t)(n & wq->mask) * wq->wqe_size;
+}
+
+/* The kernel-private shadow of ring entry @n. */
+static inline struct rsw_wq_slot *rsw_wq_slot(const struct rsw_wq *wq, u32 n)
+{
+	return &wq->slot[n & wq->mask];
+}
+
+/* No free entry to post into. */
+static inline bool rsw_wq_full(const struct rsw_wq *wq)
+{
+	return wq->tail - wq->head >= wq->size;
+}
+
+#endif /* RDMAP_SW_RING_H */
