@@ -334,11 +334,12 @@ const struct rsw_rx_term *rsw_rx_stopped(const struct rsw_rx *rx);
 const char *rsw_rx_state_name(enum rsw_rx_state s);
 
 /*
- * qp.c - RC queue pairs: RFC 5040 section 6 stream states, send and
- * receive queues, flushing (object and queue layout in qp.h, lifetime and
- * locks at the top of qp.c).  Lock order: rsw_qp.lock -> rsw_qp.sq.lock ->
- * rsw_qp.rq.lock -> rsw_srq.lock, rsw_qp.rq.lock -> rsw_cq.prod_lock, all
- * irqsave.  Nothing here sleeps except create_qp and destroy_qp.
+ * qp.c - RC queue pairs: the object, RFC 5040 section 6 stream states,
+ * the verbs and the post paths (object and queue layout in qp.h, the
+ * rings in ring.c, lifetime and locks at the top of qp.c).  Lock order:
+ * rsw_qp.lock -> rsw_qp.sq.lock -> rsw_qp.rq.lock -> rsw_srq.lock,
+ * rsw_qp.rq.lock -> rsw_cq.prod_lock, all irqsave.  Nothing here sleeps
+ * except create_qp, destroy_qp and rsw_sq_exec_local().
  */
 /* QP and SRQ verbs; main.c merges them into every device's ops. */
 extern const struct ib_device_ops rsw_qp_ops;
@@ -375,37 +376,12 @@ int rsw_qp_attach_stream(struct rsw_qp *qp, struct rsw_stream *s, u32 ird,
  */
 void rsw_qp_stream_done(struct rsw_qp *qp);
 /*
- * TX engine (runs only while a stream is attached, i.e. in RTS): take the
- * next send WQE.  RSW_SQ_WIRE: *@sqe is a private copy of it, ticket *@idx,
- * and the caller must finish it with rsw_qp_sq_complete() (also when the
- * stream dies: with RDMAP_SW_WC_WR_FLUSH_ERR).  RSW_SQ_LOCAL: a REG_MR or
- * LOCAL_INV was executed and completed here.  RSW_SQ_EMPTY: nothing
- * posted, or the QP is in ERROR / being destroyed.  Fences against
- * outstanding Reads are the caller's to honour (RDMAP_SW_SQE_FENCE) before
- * it takes the next WQE.  Any context, takes sq.lock; local operations run
- * with no QP lock held.
+ * Execute local operation @sqe (REG_MR, LOCAL_INV) taken from @qp's SQ by
+ * rsw_qp_sq_take() (ring.c): its completion status.  Process context, no
+ * QP lock held; may sleep (a LOCAL_INV waits out the TX pieces of the MR,
+ * rsw_mr_invalidate_local()).
  */
-enum rsw_sq_take rsw_qp_sq_take(struct rsw_qp *qp, struct rdmap_sw_sqe *sqe,
-				u32 *idx);
-/*
- * Finish taken send WQE @idx with @status (enum rdmap_sw_cqe_status) and
- * @byte_len, in any order: completions reach the CQ in posting order (a
- * later WQE waits for earlier taken ones).  Anything but success moves the
- * QP to ERROR.  Any context, no QP lock held.
- */
-void rsw_qp_sq_complete(struct rsw_qp *qp, u32 idx, u8 status, u32 byte_len);
-/*
- * RX engine: take the next receive WQE for an incoming Send (copy in
- * *@rqe, ticket *@idx); false if none is posted (RFC 5040: the stream then
- * gets a Terminate) or the QP is in ERROR.  Finish it with
- * rsw_qp_rq_complete(); same ordering and error rules as the SQ.
- * On a user QP both takes read the process's ring and validate the copy
- * first: a bad entry or ring index completes with an error, moves the QP
- * to ERROR and the take reports nothing (RSW_SQ_EMPTY / false).
- */
-bool rsw_qp_rq_take(struct rsw_qp *qp, struct rdmap_sw_rqe *rqe, u32 *idx);
-void rsw_qp_rq_complete(struct rsw_qp *qp, u32 idx,
-			const struct rsw_rq_result *res);
+u8 rsw_sq_exec_local(struct rsw_qp *qp, const struct rdmap_sw_sqe *sqe);
 /*
  * The pure transition table: 0 and *@next if moving from @from to @to is
  * legal, else -EINVAL.  Any context.
@@ -428,18 +404,22 @@ int rsw_qp_user_layout(struct ib_qp *ibqp);
  */
 int rsw_wqe_sges(struct rdmap_sw_sge *dst, const struct ib_sge *src,
 		 int num_sge, u32 max_sge, u32 *length);
-/*
- * Validate the kernel's copy of an entry written by a process: the
- * completion status it gets (RDMAP_SW_WC_SUCCESS if it passes; rules
- * above the function in qp.c).  Any context.
- */
-u8 rsw_sges_check_user(const struct rdmap_sw_sge *sge, u32 num_sge,
-		       u32 max_sge, u32 length);
 
 /*
- * ring.c - the rings of work queues and shared receive queues (layouts in
- * qp.h, accessors in ring.h, lifetime and locks at the top of ring.c).
+ * ring.c - the rings of work queues and shared receive queues: storage,
+ * indices, the user-ring protocol of the ABI (tail, head, busy flag,
+ * validation of the kernel's copy of a user entry), and taking, finishing,
+ * retiring and flushing entries (layouts in qp.h, accessors in ring.h,
+ * lifetime and locks at the top of ring.c).  Locks, all irqsave, in the
+ * QP's order (qp.c group): rsw_qp.sq.lock -> rsw_qp.rq.lock ->
+ * rsw_srq.lock; a queue's lock -> rsw_cq.prod_lock.  Nothing here calls
+ * rsw_qp_set_error() or an event handler with one of them held.
  */
+struct rsw_sq_op;
+/* The row of ABI opcode @opcode, NULL outside the table.  Any context. */
+const struct rsw_sq_op *rsw_sq_op(u32 opcode);
+/* The ABI opcode of @ib, -EINVAL if the SQ has none.  Any context. */
+int rsw_sq_opcode(enum ib_wr_opcode ib);
 /*
  * Allocate a ring buffer of @bytes (after the ABI's control page if @user)
  * and fill in the four fields a work queue and an SRQ both keep.  Process
@@ -464,6 +444,75 @@ void rsw_wq_free(struct rsw_wq *wq);
  * Process context, may sleep.
  */
 int rsw_wq_alloc_buf(struct rsw_wq *wq, bool user);
+/*
+ * The doorbell flag of a user SQ (ABI): 1 while the kernel drains the
+ * queue, so that the process need not ring.  Any context, sq.lock held.
+ */
+void rsw_wq_user_busy(struct rsw_wq *wq, u32 busy);
+/*
+ * Complete every posted, not yet taken entry of @qp's queue @wq with
+ * FLUSH_ERR (a user queue: all the process posted up to its last good
+ * tail) and retire what is ready; taken entries stay with their engine.
+ * For the post paths and doorbells of a QP in ERROR and the move to
+ * ERROR.  Any context, wq->lock held; pushes to the CQ.
+ */
+void rsw_wq_flush(struct rsw_qp *qp, struct rsw_wq *wq);
+/*
+ * Forget every entry of @wq, which has none taken (head == next): the
+ * move from ERROR to RESET.  A user queue restarts at the process's tail,
+ * busy 0.  Any context, wq->lock held.
+ */
+void rsw_wq_reset(struct rsw_wq *wq);
+/*
+ * @qp has an SRQ, is in ERROR since qp->last_wqe_due was set, and every
+ * receive it took is retired: raise IB_EVENT_QP_LAST_WQE_REACHED, once.
+ * Any context, no QP lock held (takes rq.lock; calls the handler with
+ * none).
+ */
+void rsw_qp_last_wqe(struct rsw_qp *qp);
+
+/*
+ * The engines' entry points: TX and RX take and complete work requests
+ * here, not in qp.c (the names say what they act on, a QP's queues).
+ *
+ * TX engine (runs only while a stream is attached, i.e. in RTS): take the
+ * next send WQE.  RSW_SQ_WIRE: *@sqe is a private copy of it, ticket *@idx,
+ * and the caller must finish it with rsw_qp_sq_complete() (also when the
+ * stream dies: with RDMAP_SW_WC_WR_FLUSH_ERR).  RSW_SQ_LOCAL: a REG_MR or
+ * LOCAL_INV was executed and completed here.  RSW_SQ_EMPTY: nothing
+ * posted, or the QP is in ERROR / being destroyed.  Fences against
+ * outstanding Reads are the caller's to honour (RDMAP_SW_SQE_FENCE) before
+ * it takes the next WQE.  The TX engine's context: process, no QP lock
+ * held; takes sq.lock, and runs a local operation with none (it may sleep:
+ * a LOCAL_INV, rsw_sq_exec_local()).
+ */
+enum rsw_sq_take rsw_qp_sq_take(struct rsw_qp *qp, struct rdmap_sw_sqe *sqe,
+				u32 *idx);
+/*
+ * Finish taken send WQE @idx with @status (enum rdmap_sw_cqe_status) and
+ * @byte_len, in any order: completions reach the CQ in posting order (a
+ * later WQE waits for earlier taken ones).  Anything but success, or a
+ * completion lost to a full CQ, moves the QP to ERROR.  Any context (TX,
+ * or RX for a Read Response), no QP lock held; takes sq.lock and the
+ * CQ's, never sleeps.
+ */
+void rsw_qp_sq_complete(struct rsw_qp *qp, u32 idx, u8 status, u32 byte_len);
+/*
+ * RX engine: take the next receive WQE for an incoming Send (copy in
+ * *@rqe, ticket *@idx); false if none is posted (RFC 5040: the stream then
+ * gets a Terminate) or the QP is in ERROR.  Finish it with
+ * rsw_qp_rq_complete(); same ordering and error rules as the SQ.
+ * On a user QP both takes read the process's ring and validate the copy
+ * first: a bad entry or ring index completes with an error, moves the QP
+ * to ERROR and the take reports nothing (RSW_SQ_EMPTY / false).  A QP with
+ * an SRQ takes the SRQ's next entry (and may raise its limit event).  Any
+ * context (the socket's data-ready callback in softirq, or the stream's
+ * work), no QP lock held; takes rq.lock (then rsw_srq.lock; completing:
+ * the CQ's), never sleeps.  Event handlers are called with no lock held.
+ */
+bool rsw_qp_rq_take(struct rsw_qp *qp, struct rdmap_sw_rqe *rqe, u32 *idx);
+void rsw_qp_rq_complete(struct rsw_qp *qp, u32 idx,
+			const struct rsw_rq_result *res);
 
 /*
  * srq.c - shared receive queues (object in qp.h, ring ownership in the

@@ -1,24 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * RC queue pairs: creation, the RFC 5040 section 6 stream states driven by
- * modify_qp, the send and receive queues, flushing and the hooks through
- * which the TX and RX engines take work requests and complete them.
+ * modify_qp, posting to the send and receive queues, and the local
+ * operations (REG_MR, LOCAL_INV) the send queue executes.  The rings
+ * themselves, and the hooks through which the TX and RX engines take work
+ * requests and complete them, are ring.c's.
  *
  * Kernel and user QPs.  A kernel QP's entries are written by post_send /
  * post_recv, which validate the work request and fill the slot shadow.  A
  * user QP (create_qp with udata) has its rings mapped into the process
  * (umap.c) behind the ABI's control page: the process writes entries and
  * ctrl.tail itself, and post_send / post_recv only serve as the doorbell.
- * Its entries are copied, validated (rules above rsw_sqe_check_user()) and
- * given their shadow when an engine takes them; a bad tail or entry moves
- * that QP alone to ERROR.  Retiring publishes ctrl.head, and flushing
- * reads the ring for what was never taken.  The engines see no difference.
+ * Its entries are copied, validated and given their shadow when an engine
+ * takes them (ring.c); a bad tail or entry moves that QP alone to ERROR.
  *
  * Shared receive queues (srq.c).  A QP created with an SRQ has no receive
  * ring of its own to post to (post_recv fails with -EINVAL): its rq is a
- * small private ring into which a take copies the SRQ's next entry, so
- * the receives it took complete, retire and flush like any others, on its
- * own recv CQ.  Once such a QP is in ERROR with nothing taken left, it
+ * small private ring into which a take copies the SRQ's next entry (ring.c),
+ * so the receives it took complete, retire and flush like any others, on
+ * its own recv CQ.  Once such a QP is in ERROR with nothing taken left, it
  * raises IB_EVENT_QP_LAST_WQE_REACHED (rsw_qp_last_wqe()); what it never
  * took stays in the SRQ for the other QPs.
  *
@@ -48,14 +48,14 @@
  *
  * Locks, all irqsave: qp->lock -> sq.lock -> rq.lock -> rsw_cq.prod_lock.
  * qp->state and qp->dead change only with all three QP locks held, so
- * holding any one of them is enough to read them.  Local operations
- * (REG_MR, LOCAL_INV) run with no QP lock held: mem.c takes BH locks.
+ * holding any one of them is enough to read them (ring.c's takes and
+ * retires do, under their queue's lock).  Local operations (REG_MR,
+ * LOCAL_INV) run with no QP lock held: mem.c takes BH locks.
  */
 #include <linux/vmalloc.h>
 #include <linux/xarray.h>
 #include <rdma/uverbs_ioctl.h>
 
-#include "cq.h"
 #include "internal.h"
 #include "ring.h"
 
@@ -75,232 +75,6 @@ static_assert(sizeof(struct rdmap_sw_sqe) == 48 + RDMAP_SW_MAX_INLINE);
 static_assert(sizeof(struct rdmap_sw_rqe) == 16 + RDMAP_SW_MAX_INLINE);
 static_assert(RDMAP_SW_MAX_INLINE ==
 	      RDMAP_SW_MAX_SGE * sizeof(struct rdmap_sw_sge));
-
-/* --------------------------------------------------------- opcode table */
-
-enum rsw_sq_op_flags {
-	RSW_OP_SGE = 1 << 0,	/* carries an SGE list */
-	RSW_OP_INLINE = 1 << 1,	/* may carry inline data instead */
-	RSW_OP_LOCAL = 1 << 2,	/* executed here, no wire */
-	RSW_OP_READ = 1 << 3,	/* SGEs are the Read sink: RSW_MAX_SGE_RD */
-};
-
-/* Indexed by enum rdmap_sw_wr_opcode. */
-static const struct rsw_sq_op {
-	enum ib_wr_opcode ib;
-	u8 wc;			/* enum rdmap_sw_cqe_opcode */
-	u8 flags;		/* enum rsw_sq_op_flags */
-} rsw_sq_ops[] = {
-	[RDMAP_SW_WR_SEND] = {
-		IB_WR_SEND, RDMAP_SW_WC_SEND, RSW_OP_SGE | RSW_OP_INLINE },
-	[RDMAP_SW_WR_SEND_WITH_INV] = {
-		IB_WR_SEND_WITH_INV, RDMAP_SW_WC_SEND,
-		RSW_OP_SGE | RSW_OP_INLINE },
-	[RDMAP_SW_WR_RDMA_WRITE] = {
-		IB_WR_RDMA_WRITE, RDMAP_SW_WC_RDMA_WRITE,
-		RSW_OP_SGE | RSW_OP_INLINE },
-	[RDMAP_SW_WR_RDMA_READ] = {
-		IB_WR_RDMA_READ, RDMAP_SW_WC_RDMA_READ,
-		RSW_OP_SGE | RSW_OP_READ },
-	[RDMAP_SW_WR_RDMA_READ_WITH_INV] = {
-		IB_WR_RDMA_READ_WITH_INV, RDMAP_SW_WC_RDMA_READ,
-		RSW_OP_SGE | RSW_OP_READ },
-	[RDMAP_SW_WR_REG_MR] = {
-		IB_WR_REG_MR, RDMAP_SW_WC_REG_MR, RSW_OP_LOCAL },
-	[RDMAP_SW_WR_LOCAL_INV] = {
-		IB_WR_LOCAL_INV, RDMAP_SW_WC_LOCAL_INV, RSW_OP_LOCAL },
-};
-
-/* The ABI opcode of @ib, or -EINVAL for anything not in the table. */
-static int rsw_sq_opcode(enum ib_wr_opcode ib)
-{
-	unsigned int i;
-
-	for (i = 0; i < ARRAY_SIZE(rsw_sq_ops); i++)
-		if (rsw_sq_ops[i].ib == ib)
-			return i;
-	return -EINVAL;
-}
-
-/* ------------------------------------------------- user QPs: ring indices */
-
-/*
- * Load the process's tail (acquire: the entries before it are written)
- * and accept it only within the ring: at most size entries ahead of head
- * (the process may fill slot n only while n - head < size) and never
- * behind what was accepted before.  False, tail unchanged, otherwise: the
- * QP must go to ERROR.  wq->lock held.
- */
-static bool rsw_wq_user_tail(struct rsw_wq *wq)
-{
-	/* Pairs with the process's release of tail after the entries. */
-	u32 tail = smp_load_acquire(&wq->uctrl->tail);
-
-	lockdep_assert_held(&wq->lock);
-	if (tail - wq->head > wq->size ||
-	    tail - wq->head < wq->tail - wq->head)
-		return false;
-	wq->tail = tail;
-	return true;
-}
-
-/* Slots before head are free again: tell the process.  wq->lock held. */
-static void rsw_wq_user_head(struct rsw_wq *wq)
-{
-	/* Pairs with the process's acquire of head before it reuses slots. */
-	smp_store_release(&wq->uctrl->head, wq->head);
-}
-
-/*
- * Retiring: publish the head the entries done from head on will leave,
- * before any of their completions is pushed.  A consumer that polled a
- * completion may post into its slot at once (the verbs promise it), so the
- * slot must already show as free; the kernel no longer needs the ring
- * entry (taken entries live on in their copy and the private shadow).
- * wq->lock held, so nothing is taken in between.
- */
-static void rsw_wq_user_retire(struct rsw_wq *wq)
-{
-	u32 end = wq->head;
-
-	while (end != wq->next && wq->slot[end & wq->mask].done)
-		end++;
-	if (end == wq->head)
-		return;
-	/* Pairs with the process's acquire of head before it reuses slots. */
-	smp_store_release(&wq->uctrl->head, end);
-}
-
-/*
- * The SQ doorbell flag (ABI): 1 while the kernel drains the queue, so the
- * process need not ring.  sq.lock held.
- */
-static void rsw_wq_user_busy(struct rsw_wq *wq, u32 busy)
-{
-	WRITE_ONCE(wq->uctrl->busy, busy);
-}
-
-/*
- * Report @s on the queue's CQ.  wq->lock held, QP not dead.  False if the
- * CQ was full: the entry is lost (cq.c raised IB_EVENT_CQ_ERR) and the QP
- * must go to ERROR once the caller has dropped wq->lock.
- */
-static bool rsw_wq_push(struct rsw_qp *qp, struct rsw_wq *wq,
-			const struct rsw_wq_slot *s)
-{
-	struct rdmap_sw_cqe cqe = {
-		.wr_id = s->wr_id,
-		.byte_len = s->byte_len,
-		.qp_num = qp->base.qp_num,
-		.ex_data = s->ex_data,
-		.vendor_err = s->vendor_err,
-		.opcode = s->opcode,
-		.status = s->status,
-		.flags = s->cqe_flags,
-	};
-
-	if (!rsw_cq_push(wq->cq, &cqe, &qp->base, s->solicited))
-		return true;
-	wq->cq_overruns++;
-	return false;
-}
-
-/*
- * Retire finished work requests from the head, in posting order: a
- * completion is reported for every failed one and every signaled one.
- * False if a completion was lost to a full CQ (see rsw_wq_push).
- */
-static bool rsw_wq_retire(struct rsw_qp *qp, struct rsw_wq *wq)
-{
-	struct rsw_wq_slot *s;
-	bool ok = true;
-
-	lockdep_assert_held(&wq->lock);
-	if (wq->uctrl)
-		rsw_wq_user_retire(wq);
-	while (wq->head != wq->next) {
-		s = rsw_wq_slot(wq, wq->head);
-		if (!s->done)
-			break;
-		if (!qp->dead &&
-		    (s->signaled || s->status != RDMAP_SW_WC_SUCCESS))
-			ok &= rsw_wq_push(qp, wq, s);
-		wq->head++;
-	}
-	return ok;
-}
-
-/*
- * The shadow of user entry @n, flushed without ever being taken (nor
- * validated): what its completion needs, read from the ring.
- */
-static void rsw_wq_user_flushed(struct rsw_qp *qp, struct rsw_wq *wq, u32 n,
-				struct rsw_wq_slot *s)
-{
-	const void *e = rsw_wq_entry(wq, n);
-
-	memset(s, 0, sizeof(*s));
-	if (wq == &qp->sq) {
-		const struct rdmap_sw_sqe *sqe = e;
-		u8 op = READ_ONCE(sqe->opcode);
-
-		s->wr_id = READ_ONCE(sqe->wr_id);
-		s->opcode = op < ARRAY_SIZE(rsw_sq_ops) ?
-			    rsw_sq_ops[op].wc : RDMAP_SW_WC_SEND;
-	} else {
-		s->wr_id = READ_ONCE(((const struct rdmap_sw_rqe *)e)->wr_id);
-		s->opcode = RDMAP_SW_WC_RECV;
-	}
-}
-
-/*
- * Complete every posted, not yet taken work request with FLUSH_ERR.  Taken
- * ones stay with their engine, which completes them (flushed too, if the
- * stream is gone); retiring stops at the first of them, so order holds.
- */
-static void rsw_wq_flush(struct rsw_qp *qp, struct rsw_wq *wq)
-{
-	struct rsw_wq_slot *s;
-
-	lockdep_assert_held(&wq->lock);
-	/* User queue: all the process posted (bad tail: up to the last good). */
-	if (wq->uctrl)
-		rsw_wq_user_tail(wq);
-	for (; wq->next != wq->tail; wq->next++) {
-		s = rsw_wq_slot(wq, wq->next);
-		if (wq->uctrl)
-			rsw_wq_user_flushed(qp, wq, wq->next, s);
-		s->status = RDMAP_SW_WC_WR_FLUSH_ERR;
-		s->byte_len = 0;
-		s->ex_data = 0;
-		s->vendor_err = 0;
-		s->cqe_flags = 0;
-		s->solicited = false;
-		s->done = true;
-	}
-	rsw_wq_retire(qp, wq);
-}
-
-/* Forget every entry: only when nothing is taken (head == next). */
-static void rsw_wq_reset(struct rsw_wq *wq)
-{
-	lockdep_assert_held(&wq->lock);
-	if (wq->uctrl) {
-		/*
-		 * The process's indices run on: whatever it posted since
-		 * the last flush is dropped, and all slots are free.
-		 */
-		rsw_wq_user_tail(wq);
-		wq->head = wq->tail;
-		wq->next = wq->tail;
-		rsw_wq_user_busy(wq, 0);
-		rsw_wq_user_head(wq);
-		return;
-	}
-	wq->head = 0;
-	wq->next = 0;
-	wq->tail = 0;
-}
 
 /* ------------------------------------------------------- state machine */
 
@@ -530,37 +304,6 @@ static void rsw_qp_kick_stream(struct rsw_qp *qp)
 		rsw_stream_kick(qp->stream);
 }
 
-/*
- * A QP with an SRQ in ERROR will take no more receives from it; once the
- * ones it took are retired (flushed by the stream, or finished), raise
- * IB_EVENT_QP_LAST_WQE_REACHED, once per entry into ERROR.  ib_drain_qp()
- * waits for it and then polls the flushed receives.  No QP lock held: the
- * handler runs without any (any context).
- */
-static void rsw_qp_last_wqe(struct rsw_qp *qp)
-{
-	struct ib_qp *ibqp = &qp->base;
-	struct ib_event ev = {
-		.device = ibqp->device,
-		.element.qp = ibqp,
-		.event = IB_EVENT_QP_LAST_WQE_REACHED,
-	};
-	unsigned long flags;
-	bool due = false;
-
-	if (!qp->srq)
-		return;
-	spin_lock_irqsave(&qp->rq.lock, flags);
-	if (qp->last_wqe_due && !qp->dead && qp->state == RSW_QPS_ERROR &&
-	    qp->rq.head == qp->rq.next) {
-		qp->last_wqe_due = false;
-		due = true;
-	}
-	spin_unlock_irqrestore(&qp->rq.lock, flags);
-	if (due && ibqp->event_handler)
-		ibqp->event_handler(&ev, ibqp->qp_context);
-}
-
 void rsw_qp_set_error(struct rsw_qp *qp)
 {
 	unsigned long flags;
@@ -717,7 +460,7 @@ static int rsw_sqe_fill(struct rsw_qp *qp, const struct ib_send_wr *wr,
 
 	if (op < 0)
 		return op;
-	info = &rsw_sq_ops[op];
+	info = rsw_sq_op(op);
 	memset(sqe, 0, offsetof(struct rdmap_sw_sqe, sge));
 	sqe->wr_id = wr->wr_id;
 	sqe->opcode = op;
@@ -769,7 +512,7 @@ static int rsw_sq_post_one(struct rsw_qp *qp, const struct ib_send_wr *wr)
 	s = rsw_wq_slot(sq, sq->tail);
 	memset(s, 0, sizeof(*s));
 	s->wr_id = wr->wr_id;
-	s->opcode = rsw_sq_ops[sqe->opcode].wc;
+	s->opcode = rsw_sq_op(sqe->opcode)->wc;
 	s->signaled = sqe->flags & RDMAP_SW_SQE_SIGNALED;
 	sq->tail++;
 	/* In ERROR every new work request completes flushed at once. */
@@ -914,257 +657,7 @@ static int rsw_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	return ret;
 }
 
-/* ------------------------------------------- engine hooks: take, complete */
-
-/*
- * User entries are validated on the kernel's copy, never in the ring: the
- * process may rewrite the ring at any time.  The rules, each failure
- * completing the entry with the status named and moving the QP to ERROR:
- *  SQE  opcode in rsw_sq_ops[] and not a local one (REG_MR, LOCAL_INV name
- *       kernel objects)                                   LOC_QP_OP_ERR
- *       flags only SIGNALED, SOLICITED, FENCE, INLINE      LOC_QP_OP_ERR
- *       INLINE: an opcode that may carry inline data, num_sge 0
- *                                                          LOC_QP_OP_ERR
- *               length <= the QP's max_inline              LOC_LEN_ERR
- *       else: num_sge <= the SQ's max_sge (1 for Reads)    LOC_QP_OP_ERR
- *             length == the sum of the SGE lengths, which is at most
- *             RSW_MAX_MSG_SIZE                             LOC_LEN_ERR
- *  RQE  num_sge <= the RQ's max_sge                        LOC_QP_OP_ERR
- *       length == the sum of the SGE lengths, at most
- *       RSW_MAX_MSG_SIZE                                   LOC_LEN_ERR
- * lkeys, STags and addresses are checked where they are used (the TX and
- * RX engines' MR checks), as for kernel QPs.
- */
-#define RSW_SQE_USER_FLAGS (RDMAP_SW_SQE_SIGNALED | RDMAP_SW_SQE_SOLICITED | \
-			    RDMAP_SW_SQE_FENCE | RDMAP_SW_SQE_INLINE)
-
-u8 rsw_sges_check_user(const struct rdmap_sw_sge *sge, u32 num_sge,
-		       u32 max_sge, u32 length)
-{
-	u64 total = 0;
-	u32 i;
-
-	if (num_sge > max_sge)
-		return RDMAP_SW_WC_LOC_QP_OP_ERR;
-	for (i = 0; i < num_sge; i++)
-		total += sge[i].length;
-	if (total > RSW_MAX_MSG_SIZE || total != length)
-		return RDMAP_SW_WC_LOC_LEN_ERR;
-	return RDMAP_SW_WC_SUCCESS;
-}
-
-static u8 rsw_sqe_check_user(const struct rsw_qp *qp,
-			     const struct rdmap_sw_sqe *sqe)
-{
-	const struct rsw_sq_op *info;
-	u32 max = qp->sq.max_sge;
-
-	if (sqe->opcode >= ARRAY_SIZE(rsw_sq_ops))
-		return RDMAP_SW_WC_LOC_QP_OP_ERR;
-	info = &rsw_sq_ops[sqe->opcode];
-	if (info->flags & RSW_OP_LOCAL || sqe->flags & ~RSW_SQE_USER_FLAGS)
-		return RDMAP_SW_WC_LOC_QP_OP_ERR;
-	if (sqe->flags & RDMAP_SW_SQE_INLINE) {
-		if (!(info->flags & RSW_OP_INLINE) || sqe->num_sge)
-			return RDMAP_SW_WC_LOC_QP_OP_ERR;
-		if (sqe->length > qp->max_inline)
-			return RDMAP_SW_WC_LOC_LEN_ERR;
-		return RDMAP_SW_WC_SUCCESS;
-	}
-	if (info->flags & RSW_OP_READ)
-		max = min_t(u32, max, RSW_MAX_SGE_RD);
-	return rsw_sges_check_user(sqe->sge, sqe->num_sge, max, sqe->length);
-}
-
-/*
- * Fill shadow @s from the copy of a user entry (no post_send did) and
- * validate the copy: the completion status it gets if it is refused.
- */
-static u8 rsw_wq_user_shadow(struct rsw_qp *qp, struct rsw_wq *wq,
-			     const void *copy, struct rsw_wq_slot *s)
-{
-	const struct rdmap_sw_sqe *sqe = copy;
-	const struct rdmap_sw_rqe *rqe = copy;
-
-	memset(s, 0, sizeof(*s));
-	if (wq == &qp->rq) {
-		s->wr_id = rqe->wr_id;
-		s->opcode = RDMAP_SW_WC_RECV;
-		s->signaled = true;
-		return rsw_sges_check_user(rqe->sge, rqe->num_sge,
-					   wq->max_sge, rqe->length);
-	}
-	s->wr_id = sqe->wr_id;
-	s->opcode = sqe->opcode < ARRAY_SIZE(rsw_sq_ops) ?
-		    rsw_sq_ops[sqe->opcode].wc : RDMAP_SW_WC_SEND;
-	s->signaled = qp->sig_all || (sqe->flags & RDMAP_SW_SQE_SIGNALED);
-	return rsw_sqe_check_user(qp, sqe);
-}
-
-enum rsw_wq_take {
-	RSW_TAKE_NONE,		/* nothing posted */
-	RSW_TAKE_OK,		/* *copy and *idx are the caller's */
-	RSW_TAKE_BAD,		/* bad tail or entry: the QP must go to ERROR */
-};
-
-/*
- * rsw_wq_take() on a user queue.  The SQ's busy flag follows the doorbell
- * protocol of the ABI: 1 whenever an entry is taken; when the queue looks
- * empty, 0, a full barrier, and one more look at the tail, which catches
- * an entry whose producer saw busy still at 1 and did not ring.
- * wq->lock held.
- */
-static enum rsw_wq_take rsw_wq_take_user(struct rsw_qp *qp, struct rsw_wq *wq,
-					 void *copy, u32 *idx)
-{
-	bool sq = wq == &qp->sq;
-	struct rsw_wq_slot *s;
-	u8 status;
-
-	if (wq->next == wq->tail) {
-		if (!rsw_wq_user_tail(wq))
-			return RSW_TAKE_BAD;
-		if (wq->next == wq->tail && sq) {
-			rsw_wq_user_busy(wq, 0);
-			smp_mb();	/* busy before tail; pairs with the process */
-			if (!rsw_wq_user_tail(wq))
-				return RSW_TAKE_BAD;
-		}
-		if (wq->next == wq->tail)
-			return RSW_TAKE_NONE;
-	}
-	if (sq)
-		rsw_wq_user_busy(wq, 1);
-	memcpy(copy, rsw_wq_entry(wq, wq->next), wq->wqe_size);
-	s = rsw_wq_slot(wq, wq->next);
-	status = rsw_wq_user_shadow(qp, wq, copy, s);
-	if (status == RDMAP_SW_WC_SUCCESS) {
-		*idx = wq->next++;
-		return RSW_TAKE_OK;
-	}
-	wq->next++;
-	/* Taken and finished at once; it retires in its turn. */
-	s->status = status;
-	s->done = true;
-	rsw_wq_retire(qp, wq);
-	return RSW_TAKE_BAD;
-}
-
-/*
- * rsw_wq_take() on the receive queue of a QP with an SRQ: copy the SRQ's
- * next entry into the private ring (so it retires and flushes like any
- * receive) and validate the copy as a user entry, kernel SRQ or not.  A
- * bad entry completes here, on this QP's recv CQ, and fails this QP only.
- * rq.lock held.
- */
-static enum rsw_wq_take rsw_wq_take_srq(struct rsw_qp *qp, struct rsw_wq *rq,
-					struct rdmap_sw_rqe *rqe, u32 *idx,
-					bool *limit)
-{
-	struct rsw_wq_slot *s;
-	u8 status;
-
-	lockdep_assert_held(&rq->lock);
-	if (rsw_wq_full(rq))
-		return RSW_TAKE_NONE;
-	switch (rsw_srq_take(qp->srq, rqe, limit)) {
-	case RSW_SRQ_NONE:
-		return RSW_TAKE_NONE;
-	case RSW_SRQ_BAD_TAIL:
-		return RSW_TAKE_BAD;
-	case RSW_SRQ_OK:
-		break;
-	}
-	memcpy(rsw_wq_entry(rq, rq->tail), rqe, sizeof(*rqe));
-	s = rsw_wq_slot(rq, rq->tail);
-	memset(s, 0, sizeof(*s));
-	s->wr_id = rqe->wr_id;
-	s->opcode = RDMAP_SW_WC_RECV;
-	s->signaled = true;
-	status = rsw_sges_check_user(rqe->sge, rqe->num_sge, qp->srq->max_sge,
-				     rqe->length);
-	rq->tail++;
-	if (status == RDMAP_SW_WC_SUCCESS) {
-		*idx = rq->next++;
-		return RSW_TAKE_OK;
-	}
-	rq->next++;
-	s->status = status;
-	s->done = true;
-	rsw_wq_retire(qp, rq);
-	return RSW_TAKE_BAD;
-}
-
-/* Copy the next posted entry out and hand it to the caller as *@idx. */
-static bool rsw_wq_take(struct rsw_qp *qp, struct rsw_wq *wq, void *copy,
-			u32 *idx)
-{
-	enum rsw_wq_take t = RSW_TAKE_NONE;
-	unsigned long flags;
-	bool limit = false;
-
-	spin_lock_irqsave(&wq->lock, flags);
-	if (qp->dead || qp->state == RSW_QPS_ERROR) {
-		t = RSW_TAKE_NONE;
-	} else if (qp->srq && wq == &qp->rq) {
-		t = rsw_wq_take_srq(qp, wq, copy, idx, &limit);
-	} else if (wq->uctrl) {
-		t = rsw_wq_take_user(qp, wq, copy, idx);
-	} else if (wq->next != wq->tail) {
-		memcpy(copy, rsw_wq_entry(wq, wq->next), wq->wqe_size);
-		*idx = wq->next++;
-		t = RSW_TAKE_OK;
-	}
-	spin_unlock_irqrestore(&wq->lock, flags);
-	if (limit)
-		rsw_srq_limit_event(qp->srq);
-	/* Only this QP: its own entries flush, nothing else is touched. */
-	if (t == RSW_TAKE_BAD)
-		rsw_qp_set_error(qp);
-	return t == RSW_TAKE_OK;
-}
-
-/*
- * Record the outcome @res of taken entry @idx and retire what is ready.  A
- * failure, or a completion lost to a full CQ, moves the QP to ERROR,
- * flushing everything not yet taken.  (Flushes themselves only happen in
- * ERROR, so a CQ overrun there needs nothing more.)
- */
-static void rsw_wq_finish(struct rsw_qp *qp, struct rsw_wq *wq, u32 idx,
-			  const struct rsw_wq_slot *res)
-{
-	struct rsw_wq_slot *s;
-	unsigned long flags;
-	bool reported;
-
-	spin_lock_irqsave(&wq->lock, flags);
-	if (WARN_ON_ONCE(idx - wq->head >= wq->next - wq->head)) {
-		spin_unlock_irqrestore(&wq->lock, flags);
-		return;
-	}
-	s = rsw_wq_slot(wq, idx);
-	s->status = res->status;
-	s->byte_len = res->byte_len;
-	s->ex_data = res->ex_data;
-	s->vendor_err = res->vendor_err;
-	s->cqe_flags = res->cqe_flags;
-	s->solicited = res->solicited;
-	s->done = true;
-	reported = rsw_wq_retire(qp, wq);
-	spin_unlock_irqrestore(&wq->lock, flags);
-	if (res->status != RDMAP_SW_WC_SUCCESS || !reported)
-		rsw_qp_set_error(qp);	/* and LAST_WQE_REACHED, if due */
-	else if (wq == &qp->rq)
-		rsw_qp_last_wqe(qp);
-}
-
-void rsw_qp_sq_complete(struct rsw_qp *qp, u32 idx, u8 status, u32 byte_len)
-{
-	struct rsw_wq_slot res = { .status = status, .byte_len = byte_len };
-
-	rsw_wq_finish(qp, &qp->sq, idx, &res);
-}
-EXPORT_SYMBOL_IF_KUNIT(rsw_qp_sq_complete);
+/* ---------------------------------------------------- local operations */
 
 /*
  * Execute REG_MR.  The consumer may have deregistered the MR since it
@@ -1196,7 +689,7 @@ static u8 rsw_sq_exec_reg(struct rsw_qp *qp, const struct rdmap_sw_sqe *sqe)
 }
 
 /* Execute REG_MR or LOCAL_INV; the completion status. */
-static u8 rsw_sq_exec_local(struct rsw_qp *qp, const struct rdmap_sw_sqe *sqe)
+u8 rsw_sq_exec_local(struct rsw_qp *qp, const struct rdmap_sw_sqe *sqe)
 {
 	struct ib_pd *pd = qp->base.pd;
 
@@ -1210,41 +703,6 @@ static u8 rsw_sq_exec_local(struct rsw_qp *qp, const struct rdmap_sw_sqe *sqe)
 	}
 	return RDMAP_SW_WC_LOC_QP_OP_ERR;
 }
-
-enum rsw_sq_take rsw_qp_sq_take(struct rsw_qp *qp, struct rdmap_sw_sqe *sqe,
-				u32 *idx)
-{
-	if (!rsw_wq_take(qp, &qp->sq, sqe, idx))
-		return RSW_SQ_EMPTY;
-	if (sqe->opcode >= ARRAY_SIZE(rsw_sq_ops) ||
-	    !(rsw_sq_ops[sqe->opcode].flags & RSW_OP_LOCAL))
-		return RSW_SQ_WIRE;
-	rsw_qp_sq_complete(qp, *idx, rsw_sq_exec_local(qp, sqe), 0);
-	return RSW_SQ_LOCAL;
-}
-EXPORT_SYMBOL_IF_KUNIT(rsw_qp_sq_take);
-
-bool rsw_qp_rq_take(struct rsw_qp *qp, struct rdmap_sw_rqe *rqe, u32 *idx)
-{
-	return rsw_wq_take(qp, &qp->rq, rqe, idx);
-}
-EXPORT_SYMBOL_IF_KUNIT(rsw_qp_rq_take);
-
-void rsw_qp_rq_complete(struct rsw_qp *qp, u32 idx,
-			const struct rsw_rq_result *r)
-{
-	struct rsw_wq_slot res = {
-		.status = r->status,
-		.byte_len = r->byte_len,
-		.ex_data = r->ex_data,
-		.vendor_err = r->vendor_err,
-		.cqe_flags = r->cqe_flags,
-		.solicited = r->solicited,
-	};
-
-	rsw_wq_finish(qp, &qp->rq, idx, &res);
-}
-EXPORT_SYMBOL_IF_KUNIT(rsw_qp_rq_complete);
 
 /* ------------------------------------------------------------ lifetime */
 

@@ -29,4 +29,21 @@ static inline bool rsw_wq_full(const struct rsw_wq *wq)
 	return wq->tail - wq->head >= wq->size;
 }
 
+/*
+ * The send queue's opcodes: one row per enum rdmap_sw_wr_opcode, the
+ * table in ring.c (rsw_sq_op(), rsw_sq_opcode()).
+ */
+enum rsw_sq_op_flags {
+	RSW_OP_SGE = 1 << 0,	/* carries an SGE list */
+	RSW_OP_INLINE = 1 << 1,	/* may carry inline data instead */
+	RSW_OP_LOCAL = 1 << 2,	/* executed here, no wire */
+	RSW_OP_READ = 1 << 3,	/* SGEs are the Read sink: RSW_MAX_SGE_RD */
+};
+
+struct rsw_sq_op {
+	enum ib_wr_opcode ib;
+	u8 wc;			/* enum rdmap_sw_cqe_opcode */
+	u8 flags;		/* enum rsw_sq_op_flags */
+};
+
 #endif /* RDMAP_SW_RING_H */
