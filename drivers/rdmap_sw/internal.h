@@ -397,13 +397,6 @@ const char *rsw_qp_state_name(enum rsw_qp_state s);
  */
 int rsw_qp_user_layout(struct ib_qp *ibqp);
 #endif
-/*
- * Copy an ib_sge list of @num_sge (at most @max_sge) into @dst and add up
- * its *@length (at most RSW_MAX_MSG_SIZE); -EINVAL if it does not pass.
- * Shared with srq.c's post_srq_recv.  Any context.
- */
-int rsw_wqe_sges(struct rdmap_sw_sge *dst, const struct ib_sge *src,
-		 int num_sge, u32 max_sge, u32 *length);
 
 /*
  * ring.c - the rings of work queues and shared receive queues: storage,
@@ -421,13 +414,6 @@ const struct rsw_sq_op *rsw_sq_op(u32 opcode);
 /* The ABI opcode of @ib, -EINVAL if the SQ has none.  Any context. */
 int rsw_sq_opcode(enum ib_wr_opcode ib);
 /*
- * Allocate a ring buffer of @bytes (after the ABI's control page if @user)
- * and fill in the four fields a work queue and an SRQ both keep.  Process
- * context, may sleep; -ENOMEM.
- */
-int rsw_ring_alloc(size_t bytes, bool user, void **buf, size_t *buf_len,
-		   struct rdmap_sw_wq_ctrl **uctrl, void **ring);
-/*
  * create_qp: set up @wq with room for @wr entries (rounded up to a power
  * of two) of @wqe_size bytes and @sge SGEs each, completing to @cq, its
  * lock in lockdep class @key; a user QP's (@user) ring gets the control
@@ -444,6 +430,21 @@ void rsw_wq_free(struct rsw_wq *wq);
  * Process context, may sleep.
  */
 int rsw_wq_alloc_buf(struct rsw_wq *wq, bool user);
+/*
+ * create_srq: the buffer of @srq's ring (size set), with the control page
+ * if @user (a user SRQ, charged to the process); rsw_srq_free_buf()
+ * frees it, or removes its mapping, which owns it once the SRQ is mapped.
+ * Process context, may sleep.
+ */
+int rsw_srq_alloc_buf(struct rsw_srq *srq, bool user);
+void rsw_srq_free_buf(struct rsw_srq *srq);
+/*
+ * Copy an ib_sge list of @num_sge (at most @max_sge) into @dst and add up
+ * its *@length (at most RSW_MAX_MSG_SIZE); -EINVAL if it does not pass.
+ * For the post paths of qp.c and srq.c.  Any context, no lock needed.
+ */
+int rsw_wqe_sges(struct rdmap_sw_sge *dst, const struct ib_sge *src,
+		 int num_sge, u32 max_sge, u32 *length);
 /*
  * The doorbell flag of a user SQ (ABI): 1 while the kernel drains the
  * queue, so that the process need not ring.  Any context, sq.lock held.
@@ -515,10 +516,10 @@ void rsw_qp_rq_complete(struct rsw_qp *qp, u32 idx,
 			const struct rsw_rq_result *res);
 
 /*
- * srq.c - shared receive queues (object in qp.h, ring ownership in the
- * user ABI).  The verbs run in process context (create and destroy may
- * sleep); post_srq_recv and the take below in any context.  rsw_srq.lock
- * is irqsave and nests inside rsw_qp.rq.lock.
+ * srq.c - shared receive queues' verbs (object in qp.h, ring ownership in
+ * the user ABI, the ring and its take in ring.c).  The verbs run in
+ * process context (create and destroy may sleep); post_srq_recv in any
+ * context.  rsw_srq.lock is irqsave and nests inside rsw_qp.rq.lock.
  */
 int rsw_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		   struct ib_udata *udata);
@@ -528,24 +529,6 @@ int rsw_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
 int rsw_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
 int rsw_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 		      const struct ib_recv_wr **bad_wr);
-/* What rsw_srq_take() did. */
-enum rsw_srq_take {
-	RSW_SRQ_NONE,		/* nothing posted */
-	RSW_SRQ_OK,		/* *copy holds the entry, its slot is free */
-	RSW_SRQ_BAD_TAIL,	/* the process's tail is out of bounds */
-};
-
-/*
- * Copy the next posted entry of @srq into *@copy (not validated: the
- * taker does that) and free its slot.  *@limit is set when this take left
- * fewer entries than the armed limit (now disarmed): the caller raises
- * the event with rsw_srq_limit_event() once it holds no lock.  Any
- * context; takes rsw_srq.lock (the taker may hold its rq.lock).
- */
-enum rsw_srq_take rsw_srq_take(struct rsw_srq *srq, struct rdmap_sw_rqe *copy,
-			       bool *limit);
-/* IB_EVENT_SRQ_LIMIT_REACHED to the SRQ's handler.  Any context, no lock. */
-void rsw_srq_limit_event(struct rsw_srq *srq);
 #if IS_ENABLED(CONFIG_KUNIT)
 /*
  * Give a fresh kernel SRQ (nothing posted) the layout of a user SRQ

@@ -354,34 +354,6 @@ EXPORT_SYMBOL_IF_KUNIT(rsw_qp_stream_done);
 /* ----------------------------------------------------------- post_send */
 
 /*
- * Copy the SGE list and add up its length.  An lkey is only checked for a
- * plausible STag here (index 0 never exists): whether it names a valid MR
- * with the right access is decided when the request is processed, because
- * a REG_MR earlier in the same queue may be what makes it valid.
- */
-int rsw_wqe_sges(struct rdmap_sw_sge *dst, const struct ib_sge *src,
-		 int num_sge, u32 max_sge, u32 *length)
-{
-	u64 total = 0;
-	int i;
-
-	if (num_sge < 0 || num_sge > max_sge)
-		return -EINVAL;
-	for (i = 0; i < num_sge; i++) {
-		if (src[i].length && !rsw_stag_index(src[i].lkey))
-			return -EINVAL;
-		dst[i].addr = src[i].addr;
-		dst[i].length = src[i].length;
-		dst[i].lkey = src[i].lkey;
-		total += src[i].length;
-	}
-	if (total > RSW_MAX_MSG_SIZE)
-		return -EINVAL;
-	*length = total;
-	return 0;
-}
-
-/*
  * IB_SEND_INLINE: copy the payload into the WQE now, so the buffers may be
  * reused as soon as post_send returns.  Kernel SGE addresses are kernel
  * virtual addresses (virtual DMA) and their lkeys are not used.

@@ -20,6 +20,14 @@
  * bad tail or entry completes with an error and moves that QP alone to
  * ERROR (rsw_qp_set_error(), qp.c).
  *
+ * Shared receive queues.  An SRQ's ring has no taken range: a QP's take
+ * copies the SRQ's head entry into the QP's own small receive ring and
+ * moves the SRQ's head on at once (rsw_wq_take_srq()); from there the
+ * receive is validated, completed, retired and flushed as the QP's.  The
+ * take that leaves fewer entries than the armed limit disarms it and
+ * raises IB_EVENT_SRQ_LIMIT_REACHED once no lock is held.  ib_core refuses
+ * destroy_srq while a QP uses the SRQ, so no take outlives its ring.
+ *
  * Storage and lifetime.  A ring is one zeroed buffer from rsw_umap_alloc();
  * a user object's has the ABI's struct rdmap_sw_wq_ctrl page in front of
  * the entries and is charged to the process; a work queue also has a slot
@@ -94,8 +102,9 @@ int rsw_sq_opcode(enum ib_wr_opcode ib)
  * umap.c).  Work queues and shared receive queues alike.  Sets buf,
  * buf_len, uctrl and ring only on success.
  */
-int rsw_ring_alloc(size_t bytes, bool user, void **buf, size_t *buf_len,
-		   struct rdmap_sw_wq_ctrl **uctrl, void **ring)
+static int rsw_ring_alloc(size_t bytes, bool user, void **buf,
+			  size_t *buf_len, struct rdmap_sw_wq_ctrl **uctrl,
+			  void **ring)
 {
 	size_t off = user ? RDMAP_SW_WQ_RING_OFFSET : 0;
 
@@ -145,6 +154,21 @@ void rsw_wq_free(struct rsw_wq *wq)
 		rsw_umap_remove(wq->umap);	/* frees buf once unmapped */
 	else
 		vfree(wq->buf);
+}
+
+int rsw_srq_alloc_buf(struct rsw_srq *srq, bool user)
+{
+	return rsw_ring_alloc((size_t)srq->size * sizeof(struct rdmap_sw_rqe),
+			      user, &srq->buf, &srq->buf_len, &srq->uctrl,
+			      &srq->ring);
+}
+
+void rsw_srq_free_buf(struct rsw_srq *srq)
+{
+	if (srq->umap)
+		rsw_umap_remove(srq->umap);	/* frees buf once unmapped */
+	else
+		vfree(srq->buf);
 }
 
 /* ------------------------------------------------- user rings: indices */
@@ -203,6 +227,26 @@ static void rsw_wq_user_retire(struct rsw_wq *wq)
 void rsw_wq_user_busy(struct rsw_wq *wq, u32 busy)
 {
 	WRITE_ONCE(wq->uctrl->busy, busy);
+}
+
+/*
+ * User SRQ: load the process's tail (acquire: entries before it are
+ * written) and accept it only within the ring, at most size ahead of head
+ * and never behind what was accepted before.  srq->lock held.
+ */
+static bool rsw_srq_user_tail(struct rsw_srq *srq)
+{
+	/* Pairs with the process's release of tail after the entries. */
+	u32 tail = smp_load_acquire(&srq->uctrl->tail);
+
+	lockdep_assert_held(&srq->lock);
+	if (tail - srq->head > srq->size ||
+	    tail - srq->head < srq->tail - srq->head) {
+		srq->bad_tails++;
+		return false;
+	}
+	srq->tail = tail;
+	return true;
 }
 
 /* ------------------------------------------------ retire, flush, reset */
@@ -360,7 +404,35 @@ void rsw_qp_last_wqe(struct rsw_qp *qp)
 		ibqp->event_handler(&ev, ibqp->qp_context);
 }
 
-/* -------------------------------------------- user entries: validation */
+/* ---------------------------------------- entries: posting, validation */
+
+/*
+ * Copy the SGE list and add up its length.  An lkey is only checked for a
+ * plausible STag here (index 0 never exists): whether it names a valid MR
+ * with the right access is decided when the request is processed, because
+ * a REG_MR earlier in the same queue may be what makes it valid.
+ */
+int rsw_wqe_sges(struct rdmap_sw_sge *dst, const struct ib_sge *src,
+		 int num_sge, u32 max_sge, u32 *length)
+{
+	u64 total = 0;
+	int i;
+
+	if (num_sge < 0 || num_sge > max_sge)
+		return -EINVAL;
+	for (i = 0; i < num_sge; i++) {
+		if (src[i].length && !rsw_stag_index(src[i].lkey))
+			return -EINVAL;
+		dst[i].addr = src[i].addr;
+		dst[i].length = src[i].length;
+		dst[i].lkey = src[i].lkey;
+		total += src[i].length;
+	}
+	if (total > RSW_MAX_MSG_SIZE)
+		return -EINVAL;
+	*length = total;
+	return 0;
+}
 
 /*
  * User entries are validated on the kernel's copy, never in the ring: the
@@ -496,6 +568,63 @@ static enum rsw_wq_take rsw_wq_take_user(struct rsw_qp *qp, struct rsw_wq *wq,
 	s->done = true;
 	rsw_wq_retire(qp, wq);
 	return RSW_TAKE_BAD;
+}
+
+/* What rsw_srq_take() did. */
+enum rsw_srq_take {
+	RSW_SRQ_NONE,		/* nothing posted */
+	RSW_SRQ_OK,		/* *copy holds the entry, its slot is free */
+	RSW_SRQ_BAD_TAIL,	/* the process's tail is out of bounds */
+};
+
+/*
+ * Copy the next posted entry of @srq into *@copy (not validated: the
+ * taker does that) and free its slot.  *@limit is set when this take left
+ * fewer entries than the armed limit (now disarmed): the caller raises
+ * the event with rsw_srq_limit_event() once it holds no lock.  Takes
+ * srq->lock (the taker holds its rq.lock).
+ */
+static enum rsw_srq_take rsw_srq_take(struct rsw_srq *srq,
+				      struct rdmap_sw_rqe *copy, bool *limit)
+{
+	enum rsw_srq_take t = RSW_SRQ_NONE;
+	unsigned long flags;
+
+	spin_lock_irqsave(&srq->lock, flags);
+	if (srq->uctrl && !rsw_srq_user_tail(srq)) {
+		t = RSW_SRQ_BAD_TAIL;
+		goto out;
+	}
+	if (srq->head == srq->tail)
+		goto out;
+	memcpy(copy, rsw_srq_slot(srq, srq->head), sizeof(*copy));
+	srq->head++;
+	if (srq->uctrl) {
+		/* Copied: pairs with the process's acquire of head. */
+		smp_store_release(&srq->uctrl->head, srq->head);
+	}
+	if (srq->limit && srq->tail - srq->head < srq->limit) {
+		srq->limit = 0;
+		*limit = true;
+	}
+	t = RSW_SRQ_OK;
+out:
+	spin_unlock_irqrestore(&srq->lock, flags);
+	return t;
+}
+
+/* IB_EVENT_SRQ_LIMIT_REACHED to the SRQ's handler.  No lock held. */
+static void rsw_srq_limit_event(struct rsw_srq *srq)
+{
+	struct ib_srq *ibsrq = &srq->base;
+	struct ib_event ev = {
+		.device = ibsrq->device,
+		.element.srq = ibsrq,
+		.event = IB_EVENT_SRQ_LIMIT_REACHED,
+	};
+
+	if (ibsrq->event_handler)
+		ibsrq->event_handler(&ev, ibsrq->srq_context);
 }
 
 /*

@@ -29,6 +29,13 @@ static inline bool rsw_wq_full(const struct rsw_wq *wq)
 	return wq->tail - wq->head >= wq->size;
 }
 
+/* Ring entry @n (free-running index) of @srq. */
+static inline struct rdmap_sw_rqe *rsw_srq_slot(const struct rsw_srq *srq,
+						u32 n)
+{
+	return srq->ring + (size_t)(n & srq->mask) * sizeof(struct rdmap_sw_rqe);
+}
+
 /*
  * The send queue's opcodes: one row per enum rdmap_sw_wr_opcode, the
  * table in ring.c (rsw_sq_op(), rsw_sq_opcode()).

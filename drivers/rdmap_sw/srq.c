@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Shared receive queues (IB_SRQT_BASIC): one ring of receive entries that
- * any number of RC QPs created with it take from.
+ * any number of RC QPs created with it take from.  This file has the SRQ
+ * verbs; the ring, the take and the limit event are ring.c's.
  *
  * Taking.  An untagged Send's first segment makes its QP take the next
- * receive (qp.c, rsw_qp_rq_take()); for a QP with an SRQ that take copies
+ * receive (ring.c, rsw_qp_rq_take()); for a QP with an SRQ that take copies
  * the SRQ's head entry into the QP's private receive ring under the QP's
  * rq.lock and then srq->lock, and the SRQ's head moves on at once.  QPs
  * complete their receives in their own order, so the SRQ never waits for a
@@ -33,93 +34,10 @@
 #include <rdma/uverbs_ioctl.h>
 
 #include "internal.h"
+#include "ring.h"
 
 /* RSW_MAX_SRQ is enforced across all devices of the module. */
 static atomic_t rsw_srq_count = ATOMIC_INIT(0);
-
-static struct rdmap_sw_rqe *rsw_srq_slot(const struct rsw_srq *srq, u32 n)
-{
-	return srq->ring + (size_t)(n & srq->mask) * sizeof(struct rdmap_sw_rqe);
-}
-
-/* Buffer for size entries, with the ABI's control page first if @user. */
-static int rsw_srq_alloc_buf(struct rsw_srq *srq, bool user)
-{
-	return rsw_ring_alloc((size_t)srq->size * sizeof(struct rdmap_sw_rqe),
-			      user, &srq->buf, &srq->buf_len, &srq->uctrl,
-			      &srq->ring);
-}
-
-static void rsw_srq_free_buf(struct rsw_srq *srq)
-{
-	if (srq->umap)
-		rsw_umap_remove(srq->umap);	/* frees buf once unmapped */
-	else
-		vfree(srq->buf);
-}
-
-/*
- * User SRQ: load the process's tail (acquire: entries before it are
- * written) and accept it only within the ring, at most size ahead of head
- * and never behind what was accepted before.  srq->lock held.
- */
-static bool rsw_srq_user_tail(struct rsw_srq *srq)
-{
-	/* Pairs with the process's release of tail after the entries. */
-	u32 tail = smp_load_acquire(&srq->uctrl->tail);
-
-	lockdep_assert_held(&srq->lock);
-	if (tail - srq->head > srq->size ||
-	    tail - srq->head < srq->tail - srq->head) {
-		srq->bad_tails++;
-		return false;
-	}
-	srq->tail = tail;
-	return true;
-}
-
-enum rsw_srq_take rsw_srq_take(struct rsw_srq *srq, struct rdmap_sw_rqe *copy,
-			       bool *limit)
-{
-	enum rsw_srq_take t = RSW_SRQ_NONE;
-	unsigned long flags;
-
-	spin_lock_irqsave(&srq->lock, flags);
-	if (srq->uctrl && !rsw_srq_user_tail(srq)) {
-		t = RSW_SRQ_BAD_TAIL;
-		goto out;
-	}
-	if (srq->head == srq->tail)
-		goto out;
-	memcpy(copy, rsw_srq_slot(srq, srq->head), sizeof(*copy));
-	srq->head++;
-	if (srq->uctrl) {
-		/* Copied: pairs with the process's acquire of head. */
-		smp_store_release(&srq->uctrl->head, srq->head);
-	}
-	if (srq->limit && srq->tail - srq->head < srq->limit) {
-		srq->limit = 0;
-		*limit = true;
-	}
-	t = RSW_SRQ_OK;
-out:
-	spin_unlock_irqrestore(&srq->lock, flags);
-	return t;
-}
-EXPORT_SYMBOL_IF_KUNIT(rsw_srq_take);
-
-void rsw_srq_limit_event(struct rsw_srq *srq)
-{
-	struct ib_srq *ibsrq = &srq->base;
-	struct ib_event ev = {
-		.device = ibsrq->device,
-		.element.srq = ibsrq,
-		.event = IB_EVENT_SRQ_LIMIT_REACHED,
-	};
-
-	if (ibsrq->event_handler)
-		ibsrq->event_handler(&ev, ibsrq->srq_context);
-}
 
 /* ------------------------------------------------------------- verbs */
 
