@@ -174,23 +174,32 @@ void rsw_srq_free_buf(struct rsw_srq *srq)
 /* ------------------------------------------------- user rings: indices */
 
 /*
- * Load the process's tail (acquire: the entries before it are written)
- * and accept it only within the ring: at most size entries ahead of head
- * (the process may fill slot n only while n - head < size) and never
- * behind what was accepted before.  False, tail unchanged, otherwise: the
- * QP must go to ERROR.  wq->lock held.
+ * Load the process's tail from @uctrl (acquire: the entries before it are
+ * written) and accept it only within a ring of @size entries: at most
+ * size entries ahead of @head (the process may fill slot n only while
+ * n - head < size) and never behind *@tail, what was accepted before.
+ * False, *@tail unchanged, otherwise.  Work queues and SRQs alike.
+ */
+static bool rsw_ring_user_tail(const struct rdmap_sw_wq_ctrl *uctrl, u32 head,
+			       u32 size, u32 *tail)
+{
+	/* Pairs with the process's release of tail after the entries. */
+	u32 t = smp_load_acquire(&uctrl->tail);
+
+	if (t - head > size || t - head < *tail - head)
+		return false;
+	*tail = t;
+	return true;
+}
+
+/*
+ * rsw_ring_user_tail() for @wq; false: the QP must go to ERROR.  wq->lock
+ * held.
  */
 static bool rsw_wq_user_tail(struct rsw_wq *wq)
 {
-	/* Pairs with the process's release of tail after the entries. */
-	u32 tail = smp_load_acquire(&wq->uctrl->tail);
-
 	lockdep_assert_held(&wq->lock);
-	if (tail - wq->head > wq->size ||
-	    tail - wq->head < wq->tail - wq->head)
-		return false;
-	wq->tail = tail;
-	return true;
+	return rsw_ring_user_tail(wq->uctrl, wq->head, wq->size, &wq->tail);
 }
 
 /* Slots before head are free again: tell the process.  wq->lock held. */
@@ -229,24 +238,14 @@ void rsw_wq_user_busy(struct rsw_wq *wq, u32 busy)
 	WRITE_ONCE(wq->uctrl->busy, busy);
 }
 
-/*
- * User SRQ: load the process's tail (acquire: entries before it are
- * written) and accept it only within the ring, at most size ahead of head
- * and never behind what was accepted before.  srq->lock held.
- */
+/* rsw_ring_user_tail() for a user SRQ, counting refusals.  srq->lock held. */
 static bool rsw_srq_user_tail(struct rsw_srq *srq)
 {
-	/* Pairs with the process's release of tail after the entries. */
-	u32 tail = smp_load_acquire(&srq->uctrl->tail);
-
 	lockdep_assert_held(&srq->lock);
-	if (tail - srq->head > srq->size ||
-	    tail - srq->head < srq->tail - srq->head) {
-		srq->bad_tails++;
-		return false;
-	}
-	srq->tail = tail;
-	return true;
+	if (rsw_ring_user_tail(srq->uctrl, srq->head, srq->size, &srq->tail))
+		return true;
+	srq->bad_tails++;
+	return false;
 }
 
 /* ------------------------------------------------ retire, flush, reset */
@@ -528,6 +527,27 @@ enum rsw_wq_take {
 };
 
 /*
+ * Entry wq->next is copied and its shadow filled; validating the copy
+ * gave @status.  Hand it to the taker as *@idx, or, refused, finish it at
+ * once with @status (it retires in its turn).  wq->lock held.
+ */
+static enum rsw_wq_take rsw_wq_taken(struct rsw_qp *qp, struct rsw_wq *wq,
+				     u8 status, u32 *idx)
+{
+	struct rsw_wq_slot *s = rsw_wq_slot(wq, wq->next);
+
+	if (status == RDMAP_SW_WC_SUCCESS) {
+		*idx = wq->next++;
+		return RSW_TAKE_OK;
+	}
+	wq->next++;
+	s->status = status;
+	s->done = true;
+	rsw_wq_retire(qp, wq);
+	return RSW_TAKE_BAD;
+}
+
+/*
  * rsw_wq_take() on a user queue.  The SQ's busy flag follows the doorbell
  * protocol of the ABI: 1 whenever an entry is taken; when the queue looks
  * empty, 0, a full barrier, and one more look at the tail, which catches
@@ -538,7 +558,6 @@ static enum rsw_wq_take rsw_wq_take_user(struct rsw_qp *qp, struct rsw_wq *wq,
 					 void *copy, u32 *idx)
 {
 	bool sq = wq == &qp->sq;
-	struct rsw_wq_slot *s;
 	u8 status;
 
 	if (wq->next == wq->tail) {
@@ -556,18 +575,8 @@ static enum rsw_wq_take rsw_wq_take_user(struct rsw_qp *qp, struct rsw_wq *wq,
 	if (sq)
 		rsw_wq_user_busy(wq, 1);
 	memcpy(copy, rsw_wq_entry(wq, wq->next), wq->wqe_size);
-	s = rsw_wq_slot(wq, wq->next);
-	status = rsw_wq_user_shadow(qp, wq, copy, s);
-	if (status == RDMAP_SW_WC_SUCCESS) {
-		*idx = wq->next++;
-		return RSW_TAKE_OK;
-	}
-	wq->next++;
-	/* Taken and finished at once; it retires in its turn. */
-	s->status = status;
-	s->done = true;
-	rsw_wq_retire(qp, wq);
-	return RSW_TAKE_BAD;
+	status = rsw_wq_user_shadow(qp, wq, copy, rsw_wq_slot(wq, wq->next));
+	return rsw_wq_taken(qp, wq, status, idx);
 }
 
 /* What rsw_srq_take() did. */
@@ -630,15 +639,15 @@ static void rsw_srq_limit_event(struct rsw_srq *srq)
 /*
  * rsw_wq_take() on the receive queue of a QP with an SRQ: copy the SRQ's
  * next entry into the private ring (so it retires and flushes like any
- * receive) and validate the copy as a user entry, kernel SRQ or not.  A
- * bad entry completes here, on this QP's recv CQ, and fails this QP only.
- * rq.lock held.
+ * receive) and validate the copy as a user entry, kernel SRQ or not (the
+ * private ring has the SRQ's max_sge).  A bad entry completes here, on
+ * this QP's recv CQ, and fails this QP only.  rq.tail and rq.next move
+ * together.  rq.lock held.
  */
 static enum rsw_wq_take rsw_wq_take_srq(struct rsw_qp *qp, struct rsw_wq *rq,
 					struct rdmap_sw_rqe *rqe, u32 *idx,
 					bool *limit)
 {
-	struct rsw_wq_slot *s;
 	u8 status;
 
 	lockdep_assert_held(&rq->lock);
@@ -653,23 +662,9 @@ static enum rsw_wq_take rsw_wq_take_srq(struct rsw_qp *qp, struct rsw_wq *rq,
 		break;
 	}
 	memcpy(rsw_wq_entry(rq, rq->tail), rqe, sizeof(*rqe));
-	s = rsw_wq_slot(rq, rq->tail);
-	memset(s, 0, sizeof(*s));
-	s->wr_id = rqe->wr_id;
-	s->opcode = RDMAP_SW_WC_RECV;
-	s->signaled = true;
-	status = rsw_sges_check_user(rqe->sge, rqe->num_sge, qp->srq->max_sge,
-				     rqe->length);
+	status = rsw_wq_user_shadow(qp, rq, rqe, rsw_wq_slot(rq, rq->tail));
 	rq->tail++;
-	if (status == RDMAP_SW_WC_SUCCESS) {
-		*idx = rq->next++;
-		return RSW_TAKE_OK;
-	}
-	rq->next++;
-	s->status = status;
-	s->done = true;
-	rsw_wq_retire(qp, rq);
-	return RSW_TAKE_BAD;
+	return rsw_wq_taken(qp, rq, status, idx);
 }
 
 /* Copy the next posted entry out and hand it to the caller as *@idx. */
