@@ -21,8 +21,9 @@
 # Rounds are interleaved to spread host-load drift over every provider:
 # round r = { rsw, siw, rxe (rotated by one each round: rsw siw rxe, then
 # siw rxe rsw, ...): load, attach, the perftest runs below, the NVMe-oF
-# runs, detach, unload; tcp: iperf3, sockperf }, for r = 1..$RSW_BENCH_ROUNDS
-# (default 3).
+# runs, detach, unload; the CRC pass: rsw-crc, siw-crc (rotated the same
+# way): the same with MPA CRC on, a subset of the tests; tcp: iperf3,
+# sockperf }, for r = 1..$RSW_BENCH_ROUNDS (default 3).
 #
 # perftest runs per provider and round:
 #   bandwidth 64 KiB        write_bw read_bw send_bw
@@ -34,12 +35,18 @@
 # namespace: memory-backed null_blk, as in nvmeof.sh; fio libaio, direct):
 #   nvme_randread_qd1 nvme_randread_qd32 (4 KiB, kIOPS)
 #   nvme_seqread_128k (128 KiB sequential read, iodepth 16, MB/s)
+# CRC pass (rsw-crc: rdmap_sw with mpa_crc=Y; siw-crc: scripts/siw's crc/
+# build), $CRC_TESTS:
+#   write_bw read_bw send_bw write_lat read_lat send_lat nvme_randread_qd32
 #
-# Environment (scripts/bench sets the first two; scripts/vm passes every
+# Environment (scripts/bench sets the first three; scripts/vm passes every
 # RSW_* variable exported on the host, so the others can shorten a trial):
 #   RSW_BENCH_ROUNDS     rounds (default 3)
-#   RSW_BENCH_CRC        on|off: MPA CRC of both iWARP providers (default off)
-#   RSW_BENCH_PROVIDERS  providers (default "rsw siw rxe")
+#   RSW_BENCH_CRC        on|off: MPA CRC of the main runs (default off)
+#   RSW_BENCH_CRC_TABLE  on|off: the CRC pass (default on; off when
+#                        RSW_BENCH_CRC is on, the main runs having CRC on)
+#   RSW_BENCH_PROVIDERS  providers (default "rsw siw rxe"; the CRC pass
+#                        runs rsw-crc and siw-crc for those of rsw, siw named)
 #   RSW_BENCH_NVME_SECONDS  fio runtime per NVMe-oF run (default 8, after
 #                        a 1 s ramp)
 #
@@ -47,22 +54,41 @@
 #   results.tsv  one line per measurement:
 #                round provider test status value unit method note
 #                status ok|failed; method says where the value came from.
-#                test nvme_teardown (failed only) when NVMe-oF could not
-#                be torn down after a provider.
+#                provider rsw|siw|rxe|tcp, rsw-crc|siw-crc for the CRC
+#                pass; test nvme_teardown (failed only) when NVMe-oF could
+#                not be torn down after a provider.
 #   guest.env    guest facts (CPUs, loadavg before/after, versions)
 #   logs/        every command's output
 # A failed measurement or provider is recorded and the bench goes on; the
 # script itself exits 0 unless its own set-up fails.
 # shellcheck source=scripts/tests/lib.sh
 . "$(dirname "$0")/lib.sh"
+# re_ko: which siw.ko.
+# shellcheck source=scripts/tests/rdma-env.sh
+. "$(dirname "$0")/rdma-env.sh"
 
 : "${RSW_OUT:?run me through scripts/vm}"
 ROUNDS=${RSW_BENCH_ROUNDS:-3}
 # MPA CRC for both iWARP providers (scripts/bench --crc): off, siw's own
 # default, unless asked for.
 CRC=${RSW_BENCH_CRC:-off}
-case "$CRC" in on) RSW_MPA_CRC=Y SIW_VARIANT=crc ;; *) CRC=off RSW_MPA_CRC=N SIW_VARIANT=plain ;; esac
+[ "$CRC" = on ] || CRC=off
+# The CRC pass (scripts/bench --crc-table): pointless when the main runs
+# have CRC on already.
+CRC_TABLE=${RSW_BENCH_CRC_TABLE:-on}
+if [ "$CRC_TABLE" != on ] || [ "$CRC" = on ]; then
+	CRC_TABLE=off
+fi
 PROVIDERS=${RSW_BENCH_PROVIDERS:-"rsw siw rxe"}
+CRC_PASS=
+if [ "$CRC_TABLE" = on ]; then
+	for p in rsw siw; do
+		[[ " $PROVIDERS " != *" $p "* ]] || CRC_PASS+="$p-crc "
+	done
+fi
+# The CRC pass's subset of the tests: 64 B latency, 64 KiB bandwidth,
+# 4 KiB random reads at queue depth 32.
+CRC_TESTS="write_bw read_bw send_bw write_lat read_lat send_lat nvme_randread_qd32"
 NETDEV=dummy0
 IP=192.0.2.1
 BW_SIZE=65536
@@ -126,30 +152,39 @@ record() {
 }
 
 # ---------------------------------------------------------------- providers
-ko_of() {
-	case "$1" in
-	rsw) echo "$RSW_OUT/drivers/rdmap_sw/rdmap_sw.ko" ;;
-	siw) echo "$(rsw_siw_dir "$RSW_KREL")/$SIW_VARIANT/siw.ko" ;;
-	rxe) echo "" ;;	# Debian's image ships rdma_rxe.ko
-	esac
+# base P: the provider P runs (rsw-crc is rsw, siw-crc siw).
+base() { echo "${1%-crc}"; }
+# crc_of P: MPA CRC of P: on for the CRC pass, else as the main runs.
+crc_of() { case "$1" in *-crc) echo on ;; *) echo "$CRC" ;; esac; }
+# ko_of P: the module file of P (none for rxe: Debian's image ships
+# rdma_rxe.ko); siw's crc/ build for CRC on (rdma-env.sh).
+ko_of() { [ "$1" = rxe ] || re_ko "$(base "$1")" "$(crc_of "$1")"; }
+module_of() { case "$(base "$1")" in rsw) echo rdmap_sw ;; siw) echo siw ;; rxe) echo rdma_rxe ;; esac; }
+linktype_of() { case "$(base "$1")" in rsw) echo rdmap_sw ;; siw) echo siw ;; rxe) echo rxe ;; esac; }
+
+# runs P TEST: TEST is measured for provider P: the CRC pass runs
+# $CRC_TESTS only.
+runs() {
+	case "$1" in *-crc) [[ " $CRC_TESTS " == *" $2 "* ]] ;; esac
 }
-module_of() { case "$1" in rsw) echo rdmap_sw ;; siw) echo siw ;; rxe) echo rdma_rxe ;; esac; }
-linktype_of() { case "$1" in rsw) echo rdmap_sw ;; siw) echo siw ;; rxe) echo rxe ;; esac; }
 
 bounded() { timeout -k 5 "$RUN_TIMEOUT" "$@"; }
 
-# provider_up P: load P's module and attach DEV=P0 to $NETDEV; on failure
-# print why and return 1.
+# provider_up P: load P's module and attach DEV to $NETDEV; on failure
+# print why and return 1.  rdmap_sw gets mpa_crc=Y or N as crc_of says.
 provider_up() {
-	local p=$1 ko mod
-	DEV=${p}0
+	local p=$1 ko mod crc=N
+	DEV=$(base "$p")0
 	ko=$(ko_of "$p")
 	mod=$(module_of "$p")
+	[ "$(crc_of "$p")" = off ] || crc=Y
 	{
 		if [ -n "$ko" ]; then
 			[ -f "$ko" ] || { echo "no $ko"; return 1; }
-			if [ "$p" = rsw ]; then
-				t_insmod_deps "$ko" mpa_crc="$RSW_MPA_CRC" || return 1
+			if [ "$mod" = rdmap_sw ]; then
+				t_insmod_deps "$ko" mpa_crc="$crc" || return 1
+				file_is /sys/module/rdmap_sw/parameters/mpa_crc "$crc" ||
+					{ echo "rdmap_sw loaded without mpa_crc=$crc"; return 1; }
 			else
 				t_insmod_deps "$ko" || return 1
 			fi
@@ -164,9 +199,9 @@ provider_up() {
 provider_down() {
 	local p=$1
 	{
-		bounded rdma link delete "${p}0" || true
-		wait_for 10 gone "/sys/class/infiniband/${p}0" ||
-			echo "${p}0 still there 10 s after link delete"
+		bounded rdma link delete "$DEV" || true
+		wait_for 10 gone "/sys/class/infiniband/$DEV" ||
+			echo "$DEV still there 10 s after link delete"
 		bounded rmmod "$(module_of "$p")" || true
 	} >>"$LOGS/provider-$p.log" 2>&1
 }
@@ -468,17 +503,22 @@ nvme_fio() {
 # nvme_round ROUND PROVIDER: the NVMe-oF runs of a provider round, then
 # the teardown (a failed one is recorded as test nvme_teardown).
 nvme_round() {
-	local r=$1 p=$2 log test rw bs qd metric why
+	local r=$1 p=$2 log test rw bs qd metric why todo=''
+	while read -r test _; do
+		runs "$p" "$test" && todo+="$test "
+	done <<<"$NVMETESTS"
+	[ -n "$todo" ] || return 0
 	log="$LOGS/r$r-$p-nvme.log"
 	if nvme_up >>"$log" 2>&1; then
 		while read -r test rw bs qd metric; do
+			runs "$p" "$test" || continue
 			nvme_fio "$r" "$p" "$test" "$rw" "$bs" "$qd" "$metric" </dev/null
 		done <<<"$NVMETESTS"
 	else
 		why=$(tail -n 1 "$log")
-		while read -r test _; do
+		for test in $todo; do
 			record "$r" "$p" "$test" failed "" - - "NVMe-oF set-up failed: $why"
-		done <<<"$NVMETESTS"
+		done
 	fi
 	nvme_down >>"$log" 2>&1 ||
 		record "$r" "$p" nvme_teardown failed "" - - "see ${log#"$RSW_RUN"/}"
@@ -491,12 +531,14 @@ provider_round() {
 	if ! provider_up "$p"; then
 		why=$(tail -n 1 "$LOGS/provider-$p.log")
 		while read -r test _; do
+			runs "$p" "$test" || continue
 			record "$r" "$p" "$test" failed "" - - "provider did not come up: $why"
 		done <<<"$PERFTESTS"$'\n'"$NVMETESTS"
 		provider_down "$p"
 		return 0
 	fi
 	while read -r test tool size kind; do
+		runs "$p" "$test" || continue
 		measure "$r" "$p" "$test" "$tool" "$size" "$kind" </dev/null
 	done <<<"$PERFTESTS"
 	nvme_round "$r" "$p"
@@ -567,6 +609,8 @@ sockperf_pp() {
 	echo "nvme_cli=$(dpkg-query -W -f='${Version}' nvme-cli 2>/dev/null)"
 	echo "rounds=$ROUNDS"
 	echo "mpa_crc=$CRC"
+	echo "crc_table=$CRC_TABLE"
+	echo "crc_tests=$CRC_TESTS"
 	echo "bw_size=$BW_SIZE"
 	echo "bw_iters=$BW_ITERS"
 	echo "send_iters=$SEND_ITERS"
@@ -589,6 +633,11 @@ dummy_netdev "$NETDEV" "$IP/24"
 for r in $(seq "$ROUNDS"); do
 	# shellcheck disable=SC2086 # a word list
 	for p in $(rotated "$r" $PROVIDERS); do
+		provider_round "$r" "$p"
+	done
+	# The CRC pass, its order rotated too.
+	# shellcheck disable=SC2086 # a word list
+	[ -z "$CRC_PASS" ] || for p in $(rotated "$r" $CRC_PASS); do
 		provider_round "$r" "$p"
 	done
 	step "round $r: tcp"
