@@ -47,6 +47,8 @@
 #                        RSW_BENCH_CRC is on, the main runs having CRC on)
 #   RSW_BENCH_PROVIDERS  providers (default "rsw siw rxe"; the CRC pass
 #                        runs rsw-crc and siw-crc for those of rsw, siw named)
+#   RSW_BENCH_TESTS      only these tests (names as in results.tsv, e.g.
+#                        "write_lat nvme_randread_qd32"; default all)
 #   RSW_BENCH_NVME_SECONDS  fio runtime per NVMe-oF run (default 8, after
 #                        a 1 s ramp)
 #
@@ -89,6 +91,7 @@ fi
 # The CRC pass's subset of the tests: 64 B latency, 64 KiB bandwidth,
 # 4 KiB random reads at queue depth 32.
 CRC_TESTS="write_bw read_bw send_bw write_lat read_lat send_lat nvme_randread_qd32"
+ONLY=${RSW_BENCH_TESTS:-}
 NETDEV=dummy0
 IP=192.0.2.1
 BW_SIZE=65536
@@ -163,9 +166,11 @@ module_of() { case "$(base "$1")" in rsw) echo rdmap_sw ;; siw) echo siw ;; rxe)
 linktype_of() { case "$(base "$1")" in rsw) echo rdmap_sw ;; siw) echo siw ;; rxe) echo rxe ;; esac; }
 
 # runs P TEST: TEST is measured for provider P: the CRC pass runs
-# $CRC_TESTS only.
+# $CRC_TESTS only, and RSW_BENCH_TESTS, when set, narrows every provider
+# to the tests it names.
 runs() {
-	case "$1" in *-crc) [[ " $CRC_TESTS " == *" $2 "* ]] ;; esac
+	case "$1" in *-crc) [[ " $CRC_TESTS " == *" $2 "* ]] || return 1 ;; esac
+	[ -z "$ONLY" ] || [[ " $ONLY " == *" $2 "* ]]
 }
 
 bounded() { timeout -k 5 "$RUN_TIMEOUT" "$@"; }
@@ -611,6 +616,7 @@ sockperf_pp() {
 	echo "mpa_crc=$CRC"
 	echo "crc_table=$CRC_TABLE"
 	echo "crc_tests=$CRC_TESTS"
+	echo "only_tests=$ONLY"
 	echo "bw_size=$BW_SIZE"
 	echo "bw_iters=$BW_ITERS"
 	echo "send_iters=$SEND_ITERS"
@@ -640,9 +646,10 @@ for r in $(seq "$ROUNDS"); do
 	[ -z "$CRC_PASS" ] || for p in $(rotated "$r" $CRC_PASS); do
 		provider_round "$r" "$p"
 	done
+	runs tcp stream_bw || runs tcp pingpong_lat || continue
 	step "round $r: tcp"
-	iperf "$r"
-	sockperf_pp "$r"
+	! runs tcp stream_bw || iperf "$r"
+	! runs tcp pingpong_lat || sockperf_pp "$r"
 done
 
 echo "guest_loadavg_end=$(cat /proc/loadavg)" >>"$OUT/guest.env"
