@@ -8,7 +8,7 @@
 #   make check           every test: builds, KUnit, VM tests (what CI runs)
 #   make stress          long runs and full matrices make check samples (1 h+)
 #   make kunit           KUnit suites on the debug kernel only
-#   make bench           rdmap_sw vs siw, rxe, TCP in one VM (~10-15 min)
+#   make bench           rdmap_sw vs siw, rxe, TCP in one VM (~30 min)
 #   make setup           install dependencies (done by the targets above)
 #
 # KDIR: a kernel build directory.  If unset, the running kernel's
