@@ -490,6 +490,22 @@ void rsw_qp_last_wqe(struct rsw_qp *qp);
 enum rsw_sq_take rsw_qp_sq_take(struct rsw_qp *qp, struct rdmap_sw_sqe *sqe,
 				u32 *idx);
 /*
+ * How many WQEs the SQ holds not taken yet: a hint for coalescing and the
+ * doorbell linger, which a user may falsify (its ring is its own); a wrong
+ * answer costs a push or a work item's run.  Any context, no lock.
+ */
+u32 rsw_qp_sq_pending(struct rsw_qp *qp);
+/*
+ * Doorbell linger on a user SQ in RTS: its busy flag stays 1 when the SQ
+ * runs empty, so the process posts without ringing and the stream must
+ * come back for the entries (true: lingering; false: a kernel SQ or not
+ * in RTS).  Off: the flag drops to 0 by the ABI's protocol; true if an
+ * entry came meanwhile, which the caller must have TX take.  Any context,
+ * takes sq.lock, never sleeps.
+ */
+bool rsw_qp_sq_linger_on(struct rsw_qp *qp);
+bool rsw_qp_sq_linger_off(struct rsw_qp *qp);
+/*
  * Finish taken send WQE @idx with @status (enum rdmap_sw_cqe_status) and
  * @byte_len, in any order: completions reach the CQ in posting order (a
  * later WQE waits for earlier taken ones).  Anything but success, or a

@@ -250,6 +250,7 @@ static int rsw_qp_enter_error(struct rsw_qp *qp, enum ib_qp_state to)
 		 * Nothing drains a user SQ in ERROR: have the process ring,
 		 * so that what it posts from now on is flushed (doorbell).
 		 */
+		qp->sq.keep_busy = false;
 		rsw_wq_user_busy(&qp->sq, 0);
 		smp_mb();	/* busy before tail; pairs with the process */
 	}

@@ -96,6 +96,7 @@ struct rsw_wq {
 	u32 head;
 	u32 next;
 	u32 tail;
+	bool keep_busy;		/* user SQ: the stream lingers, busy stays 1 */
 	u64 cq_overruns;	/* completions the CQ had no room for */
 };
 

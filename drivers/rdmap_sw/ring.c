@@ -363,6 +363,7 @@ void rsw_wq_reset(struct rsw_wq *wq)
 		rsw_wq_user_tail(wq);
 		wq->head = wq->tail;
 		wq->next = wq->tail;
+		wq->keep_busy = false;
 		rsw_wq_user_busy(wq, 0);
 		rsw_wq_user_head(wq);
 		return;
@@ -551,8 +552,9 @@ static enum rsw_wq_take rsw_wq_taken(struct rsw_qp *qp, struct rsw_wq *wq,
  * rsw_wq_take() on a user queue.  The SQ's busy flag follows the doorbell
  * protocol of the ABI: 1 whenever an entry is taken; when the queue looks
  * empty, 0, a full barrier, and one more look at the tail, which catches
- * an entry whose producer saw busy still at 1 and did not ring.
- * wq->lock held.
+ * an entry whose producer saw busy still at 1 and did not ring.  While the
+ * stream lingers (keep_busy) the flag stays 1 at empty, and
+ * rsw_qp_sq_linger_off() does the same later.  wq->lock held.
  */
 static enum rsw_wq_take rsw_wq_take_user(struct rsw_qp *qp, struct rsw_wq *wq,
 					 void *copy, u32 *idx)
@@ -563,7 +565,7 @@ static enum rsw_wq_take rsw_wq_take_user(struct rsw_qp *qp, struct rsw_wq *wq,
 	if (wq->next == wq->tail) {
 		if (!rsw_wq_user_tail(wq))
 			return RSW_TAKE_BAD;
-		if (wq->next == wq->tail && sq) {
+		if (wq->next == wq->tail && sq && !wq->keep_busy) {
 			rsw_wq_user_busy(wq, 0);
 			smp_mb();	/* busy before tail; pairs with the process */
 			if (!rsw_wq_user_tail(wq))
@@ -752,6 +754,54 @@ enum rsw_sq_take rsw_qp_sq_take(struct rsw_qp *qp, struct rdmap_sw_sqe *sqe,
 	return RSW_SQ_LOCAL;
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_qp_sq_take);
+
+u32 rsw_qp_sq_pending(struct rsw_qp *qp)
+{
+	struct rsw_wq *sq = &qp->sq;
+	u32 tail = sq->uctrl ? READ_ONCE(sq->uctrl->tail) : READ_ONCE(sq->tail);
+
+	return tail - READ_ONCE(sq->next);
+}
+
+bool rsw_qp_sq_linger_on(struct rsw_qp *qp)
+{
+	struct rsw_wq *sq = &qp->sq;
+	unsigned long flags;
+	bool on;
+
+	if (!sq->uctrl)
+		return false;
+	spin_lock_irqsave(&sq->lock, flags);
+	on = qp->state == RSW_QPS_RTS && !qp->dead;
+	sq->keep_busy = on;
+	spin_unlock_irqrestore(&sq->lock, flags);
+	return on;
+}
+
+bool rsw_qp_sq_linger_off(struct rsw_qp *qp)
+{
+	struct rsw_wq *sq = &qp->sq;
+	unsigned long flags;
+	bool more = false;
+
+	spin_lock_irqsave(&sq->lock, flags);
+	if (!sq->keep_busy)
+		goto out;
+	sq->keep_busy = false;
+	/* In ERROR the flag is 0 already (rsw_qp_enter_error()). */
+	if (qp->state != RSW_QPS_RTS || qp->dead) {
+		more = false;
+	} else if (sq->next != sq->tail) {
+		more = true;		/* TX's take drops the flag at empty */
+	} else {
+		rsw_wq_user_busy(sq, 0);
+		smp_mb();	/* busy before tail; pairs with the process */
+		more = READ_ONCE(sq->uctrl->tail) != sq->next;
+	}
+out:
+	spin_unlock_irqrestore(&sq->lock, flags);
+	return more;
+}
 
 bool rsw_qp_rq_take(struct rsw_qp *qp, struct rdmap_sw_rqe *rqe, u32 *idx)
 {

@@ -98,6 +98,15 @@
 /* Work done per run before the item requeues itself. */
 #define RSW_STREAM_ROUNDS	16
 #define RSW_STREAM_TX_BUDGET	32
+/*
+ * Doorbell linger: how long a user SQ that ran empty stays marked busy
+ * before the stream looks again, how many quiet looks it takes, and how
+ * many new entries make a batch worth the work's run (fewer: no linger
+ * until the next tick).
+ */
+#define RSW_STREAM_SQ_LINGER_NS	(20 * NSEC_PER_USEC)
+#define RSW_STREAM_SQ_LOOKS	4
+#define RSW_STREAM_SQ_BATCH	2
 
 static struct workqueue_struct *rsw_stream_wq;
 /* Streams with a socket, by namespace (see the top); woken at each end. */
@@ -380,7 +389,78 @@ static bool rsw_stream_tx(struct rsw_stream *s)
 	s->tx_active = true;
 	more = rsw_stream_tx_engine(s);
 	s->tx_active = false;
+	/*
+	 * It stopped after a message sent with MSG_MORE for a next WQE that
+	 * sent nothing (a local one, a Read waiting for ORD, a user's entry
+	 * that changed): the octets wait in TCP until rsw_stream_release().
+	 */
+	if (!more && s->ts.corked) {
+		s->ts.corked = false;
+		s->tx_push = true;
+	}
 	return more;
+}
+
+/*
+ * release_sock() after a TX run, then push what the run left corked (TCP
+ * has no exported push for a socket owned, and this is the rare case),
+ * and come back for a lingering SQ.  Process context.
+ */
+static void rsw_stream_release(struct rsw_stream *s)
+{
+	struct sock *sk = s->sock->sk;
+	bool push = s->tx_push;
+
+	s->tx_push = false;
+	release_sock(sk);
+	if (push)
+		tcp_sock_set_cork(sk, false);
+	if (READ_ONCE(s->sq_linger))
+		hrtimer_start(&s->sq_timer, RSW_STREAM_SQ_LINGER_NS,
+			      HRTIMER_MODE_REL_SOFT);
+}
+
+/*
+ * The lingering SQ's look (softirq).  A batch came: TX (the work) takes it
+ * and the linger goes on.  Nothing came: look again, up to
+ * RSW_STREAM_SQ_LOOKS times.  A single entry (a ping-pong's next message)
+ * or too long a quiet: the linger ends, and what came is sent.
+ */
+static enum hrtimer_restart rsw_stream_sq_look(struct hrtimer *t)
+{
+	struct rsw_stream *s = container_of(t, struct rsw_stream, sq_timer);
+	bool run = READ_ONCE(s->phase) == RSW_STREAM_RUN;
+	u32 n = run ? rsw_qp_sq_pending(s->qp) : 0;
+
+	if (run && n >= RSW_STREAM_SQ_BATCH) {
+		s->sq_quiet_looks = 0;
+		atomic_long_inc(&s->sq_linger_hits);
+		rsw_stream_kick(s);
+		return HRTIMER_NORESTART;
+	}
+	if (run && !n && ++s->sq_quiet_looks < RSW_STREAM_SQ_LOOKS) {
+		hrtimer_forward_now(t, RSW_STREAM_SQ_LINGER_NS);
+		return HRTIMER_RESTART;
+	}
+	s->sq_quiet_looks = 0;
+	WRITE_ONCE(s->sq_linger, false);
+	WRITE_ONCE(s->sq_linger_after, jiffies + 1);
+	if (rsw_qp_sq_linger_off(s->qp))
+		rsw_stream_kick(s);
+	return HRTIMER_NORESTART;
+}
+
+/*
+ * A doorbell on an idle SQ: linger unless a recent look found too little
+ * (rsw_stream_sq_look()).  Poster's context.
+ */
+static void rsw_stream_sq_linger(struct rsw_stream *s)
+{
+	if (READ_ONCE(s->sq_linger) ||
+	    time_before(jiffies, READ_ONCE(s->sq_linger_after)))
+		return;
+	if (rsw_qp_sq_linger_on(s->qp))
+		WRITE_ONCE(s->sq_linger, true);
 }
 
 /* Whether the TX engine may run in RUN (socket owned). */
@@ -412,7 +492,7 @@ static void rsw_stream_tx_run_direct(struct rsw_stream *s)
 		kick = rsw_stream_tx(s) || s->why ||
 		       READ_ONCE(s->qp->state) != RSW_QPS_RTS;
 	}
-	release_sock(sk);		/* RX that came meanwhile: the work's */
+	rsw_stream_release(s);		/* RX that came meanwhile: the work's */
 out:
 	if (kick)
 		rsw_stream_kick(s);
@@ -423,10 +503,12 @@ void rsw_stream_tx_direct(struct rsw_stream *s)
 	might_sleep();
 	atomic_inc(&s->posters);
 	smp_mb__after_atomic();	/* posters before phase: see rsw_stream_end() */
-	if (READ_ONCE(s->phase) == RSW_STREAM_RUN)
+	if (READ_ONCE(s->phase) == RSW_STREAM_RUN) {
+		rsw_stream_sq_linger(s);
 		rsw_stream_tx_run_direct(s);
-	else
+	} else {
 		rsw_stream_kick(s);
+	}
 	if (atomic_dec_and_test(&s->posters) &&
 	    READ_ONCE(s->phase) == RSW_STREAM_DONE)
 		wake_up_all(&rsw_streams_wait);
@@ -450,6 +532,8 @@ static void rsw_stream_end(struct rsw_stream *s, bool abort, int err)
 	release_sock(s->sock->sk);
 	smp_mb();	/* phase before posters: pairs with rsw_stream_tx_direct() */
 	wait_event(rsw_streams_wait, !atomic_read(&s->posters));
+	WRITE_ONCE(s->sq_linger, false);	/* the work arms it no more */
+	hrtimer_cancel(&s->sq_timer);
 	cancel_delayed_work(&s->linger);
 	rsw_stream_unhook(s);
 	/* A completion RX deferred comes before any flush. */
@@ -586,7 +670,7 @@ static bool rsw_stream_step_run(struct rsw_stream *s)
 		return false;
 	}
 	more = rsw_stream_run_locked(s, &why);
-	release_sock(sk);
+	rsw_stream_release(s);
 	switch (why) {
 	case RSW_WHY_TERMINATE:
 		rsw_stream_terminated(s, &s->term.why);
@@ -773,6 +857,9 @@ int rsw_stream_attach(struct rsw_qp *qp, struct socket *sock,
 	s->msn[RSW_QN_ATOMIC_RESP] = 1;
 	INIT_WORK(&s->work, rsw_stream_work);
 	INIT_DELAYED_WORK(&s->linger, rsw_stream_linger_timeout);
+	hrtimer_init(&s->sq_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
+	s->sq_timer.function = rsw_stream_sq_look;
+	s->sq_linger_after = jiffies;
 	INIT_LIST_HEAD(&s->link);
 	atomic_set(&s->posters, 0);
 	s->net = sock_net(sk);
@@ -834,6 +921,7 @@ int rsw_stream_stats(struct rsw_qp *qp, struct rsw_stream_stats *st)
 		return -ENOTCONN;
 	*st = s->stats;
 	st->tx_spliced = READ_ONCE(s->ts.spliced);
+	st->sq_linger_hits = atomic_long_read(&s->sq_linger_hits);
 	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_stream_stats);

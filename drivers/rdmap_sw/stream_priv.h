@@ -55,6 +55,17 @@ struct rsw_stream {
 	struct socket *sock;
 	struct work_struct work;
 	struct delayed_work linger;
+	/*
+	 * Doorbell linger (stream.c): the SQ's look, whether it is on (set
+	 * by a doorbell, cleared by the look or the end), quiet looks in a
+	 * row (the look's own), no linger before this jiffy, looks that
+	 * found a batch.
+	 */
+	struct hrtimer sq_timer;
+	bool sq_linger;
+	u8 sq_quiet_looks;
+	unsigned long sq_linger_after;
+	atomic_long_t sq_linger_hits;
 	const struct rsw_stream_ops *ops;
 	void *ctx;
 	struct rsw_mpa_conn conn;
@@ -81,6 +92,7 @@ struct rsw_stream {
 	bool rtr_wait;			/* responder (p2p): RTR not yet seen */
 	bool rx_wake;			/* RX left the work item something */
 	bool tx_active;			/* in the TX engine: see data-ready */
+	bool tx_push;			/* push after release: rsw_stream_release() */
 	u32 rx_segs_left;		/* RX's segment budget, this call */
 	bool eof;			/* peer's FIN at an FPDU boundary */
 	bool fin_sent;

@@ -389,7 +389,7 @@ static int rsw_tx_push(struct rsw_tx *tx, bool *last)
 	int n;
 
 	n = tx->sink->send(tx->sink_ctx, tx->batch, tx->nbatch,
-			   !tx->batch[tx->nbatch - 1].last);
+			   !tx->batch[tx->nbatch - 1].last || tx->msg_more);
 	rsw_tx_release(tx, tx->nbatch);
 	if (n < 0)
 		return n;
@@ -566,6 +566,7 @@ static void rsw_tx_finish(struct rsw_tx *tx, struct rsw_qp *qp)
 	enum rsw_tx_kind kind = tx->msg.kind;
 
 	tx->msg.kind = RSW_TX_IDLE;
+	tx->msg_more = false;
 	if (kind == RSW_TX_READ) {
 		const struct rdmap_sw_sqe *sqe = &tx->sqe;
 		struct rsw_tx_rd *rd = &tx->rd[tx->rd_tail++ % RSW_MAX_RD_ATOM];
@@ -631,6 +632,7 @@ int rsw_tx_wqe(struct rsw_tx *tx, struct rsw_qp *qp,
 	status = rsw_tx_wqe_msg(tx);
 	if (status != RDMAP_SW_WC_SUCCESS) {
 		tx->msg.kind = RSW_TX_IDLE;
+		tx->msg_more = false;
 		if (qp)
 			rsw_qp_sq_complete(qp, idx, status, 0);
 		return -EINVAL;
@@ -775,6 +777,8 @@ int rsw_tx_process(struct rsw_tx *tx, struct rsw_qp *qp, unsigned int budget)
 		done++;
 		if (t == RSW_SQ_LOCAL)
 			continue;
+		/* Another WQE to send in this run: let the sink coalesce. */
+		tx->msg_more = done < budget && qp && rsw_qp_sq_pending(qp);
 		ret = rsw_tx_wqe(tx, qp, &tx->sqe, tx->sqe_idx);
 		if (ret == -EINVAL)
 			continue;	/* completed with an error already */
@@ -793,6 +797,7 @@ void rsw_tx_abort(struct rsw_tx *tx, struct rsw_qp *qp)
 	    tx->sqe_pending)
 		rsw_qp_sq_complete(qp, tx->sqe_idx, RDMAP_SW_WC_WR_FLUSH_ERR, 0);
 	tx->msg.kind = RSW_TX_IDLE;
+	tx->msg_more = false;
 	tx->sqe_pending = false;
 	while (rsw_tx_read_done(tx, &idx))
 		rsw_qp_sq_complete(qp, idx, RDMAP_SW_WC_WR_FLUSH_ERR, 0);

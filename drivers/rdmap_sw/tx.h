@@ -98,6 +98,10 @@ struct rsw_tx_fpdu {
 /*
  * The sink.  send() runs in the context of the engine's caller and must
  * not sleep if the caller may not (the engine itself never sleeps).
+ * @more: more octets follow at once, within the message or, at its end,
+ * the next message (the engine saw another WQE posted): the sink may hold
+ * them back to coalesce, and its owner must push what it held when the
+ * engine stops (rsw_tx_sock.corked).
  */
 struct rsw_tx_sink_ops {
 	int (*send)(void *ctx, const struct rsw_tx_fpdu *f, unsigned int n,
@@ -197,6 +201,7 @@ struct rsw_tx {
 	struct rsw_tx_msg msg;
 	u32 sqe_idx;			/* ticket of tx->sqe while in progress */
 	bool sqe_pending;		/* taken, waiting for a fence or ORD */
+	bool msg_more;			/* another WQE follows this one */
 	struct rdmap_sw_sqe sqe;	/* copy of the WQE being sent */
 
 	/* Read Requests sent, waiting for their last Read Response. */
@@ -220,6 +225,7 @@ struct rsw_tx_sock {
 	u32 skip;		/* octets of the next FPDU already sent */
 	u32 skip_len;		/* its length then */
 	u64 spliced;		/* octets sent with MSG_SPLICE_PAGES */
+	bool corked;		/* the last octets went with MSG_MORE */
 	struct bio_vec bv[RSW_TX_SOCK_BVECS];
 	bool zc[RSW_TX_SOCK_BVECS];	/* bv[i] may be spliced */
 };

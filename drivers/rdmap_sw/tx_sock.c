@@ -155,6 +155,8 @@ static ssize_t rsw_tx_sock_runs(struct rsw_tx_sock *ts, unsigned int first,
 			return done ? done : ret;
 		if (ts->zc[i])
 			ts->spliced += ret;
+		if (ret)
+			ts->corked = msg.msg_flags & MSG_MORE;
 		done += ret;
 		if (ret < run)
 			break;
@@ -205,5 +207,6 @@ void rsw_tx_sock_init(struct rsw_tx_sock *ts, struct socket *sock)
 	ts->sock = sock;
 	ts->skip = 0;
 	ts->skip_len = 0;
+	ts->corked = false;
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_tx_sock_init);
