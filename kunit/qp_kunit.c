@@ -1274,6 +1274,75 @@ static void rsw_qt_utail(struct rsw_wq *wq, u32 tail)
 	smp_store_release(&wq->uctrl->tail, tail);
 }
 
+/* Move @q's state under both queue locks, as the state machine does. */
+static void rsw_qt_force_state(struct rsw_qp *q, enum rsw_qp_state st)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&q->sq.lock, flags);
+	spin_lock(&q->rq.lock);
+	q->state = st;
+	spin_unlock(&q->rq.lock);
+	spin_unlock_irqrestore(&q->sq.lock, flags);
+}
+
+/*
+ * The doorbell linger: busy stays 1 at empty while it is on, and ending
+ * it runs the ABI's protocol, catching what the process posted meanwhile.
+ */
+static void rsw_qt_user_linger(struct kunit *test)
+{
+	struct ib_cq *scq = rsw_qt_cq(test, 16), *rcq = rsw_qt_cq(test, 16);
+	struct ib_qp *qp = rsw_qt_uqp(test, scq, rcq);
+	struct rsw_qp *q = to_rsw_qp(qp);
+	struct rdmap_sw_sqe *sqe;
+	u32 idx;
+
+	sqe = kunit_kzalloc(test, sizeof(*sqe), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, sqe);
+	/* Only in RTS (a stream attached). */
+	KUNIT_EXPECT_FALSE(test, rsw_qp_sq_linger_on(q));
+	rsw_qt_force_state(q, RSW_QPS_RTS);
+	KUNIT_EXPECT_TRUE(test, rsw_qp_sq_linger_on(q));
+
+	rsw_qt_usend(rsw_qt_usqe(qp, 0), 1, 8);
+	rsw_qt_utail(&q->sq, 1);
+	KUNIT_EXPECT_EQ(test, rsw_qp_sq_pending(q), 1U);
+	KUNIT_ASSERT_EQ(test, rsw_qp_sq_take(q, sqe, &idx), RSW_SQ_WIRE);
+	rsw_qp_sq_complete(q, idx, RDMAP_SW_WC_SUCCESS, 8);
+	KUNIT_EXPECT_EQ(test, rsw_qp_sq_take(q, sqe, &idx), RSW_SQ_EMPTY);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(q->sq.uctrl->busy), 1U);
+	KUNIT_EXPECT_EQ(test, rsw_qp_sq_pending(q), 0U);
+
+	/* The process posts, sees busy 1 and rings nothing. */
+	rsw_qt_usend(rsw_qt_usqe(qp, 1), 2, 8);
+	rsw_qt_utail(&q->sq, 2);
+	KUNIT_EXPECT_EQ(test, rsw_qp_sq_pending(q), 1U);
+	/* Ending the linger finds the entry: the caller has TX take it. */
+	KUNIT_EXPECT_TRUE(test, rsw_qp_sq_linger_off(q));
+	KUNIT_EXPECT_EQ(test, READ_ONCE(q->sq.uctrl->busy), 0U);
+	KUNIT_ASSERT_EQ(test, rsw_qp_sq_take(q, sqe, &idx), RSW_SQ_WIRE);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(q->sq.uctrl->busy), 1U);
+	rsw_qp_sq_complete(q, idx, RDMAP_SW_WC_SUCCESS, 8);
+	/* Not lingering: empty drops busy, and off again is a no-op. */
+	KUNIT_EXPECT_EQ(test, rsw_qp_sq_take(q, sqe, &idx), RSW_SQ_EMPTY);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(q->sq.uctrl->busy), 0U);
+	KUNIT_EXPECT_FALSE(test, rsw_qp_sq_linger_off(q));
+
+	/* Quiet: ending it drops busy and finds nothing. */
+	KUNIT_EXPECT_TRUE(test, rsw_qp_sq_linger_on(q));
+	KUNIT_EXPECT_FALSE(test, rsw_qp_sq_linger_off(q));
+	KUNIT_EXPECT_EQ(test, READ_ONCE(q->sq.uctrl->busy), 0U);
+
+	/* ERROR ends a linger with the flag at 0. */
+	KUNIT_EXPECT_TRUE(test, rsw_qp_sq_linger_on(q));
+	rsw_qt_force_state(q, RSW_QPS_IDLE);
+	KUNIT_ASSERT_EQ(test, rsw_qt_modify(qp, IB_QPS_ERR), 0);
+	KUNIT_EXPECT_FALSE(test, q->sq.keep_busy);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(q->sq.uctrl->busy), 0U);
+	KUNIT_EXPECT_FALSE(test, rsw_qp_sq_linger_off(q));
+}
+
 struct rsw_qt_usqe_case {
 	const char *name;
 	void (*mangle)(struct rdmap_sw_sqe *e);
@@ -1775,6 +1844,7 @@ static struct kunit_case rsw_qp_cases[] = {
 	KUNIT_CASE(rsw_qt_user_tail_bound),
 	KUNIT_CASE(rsw_qt_user_no_context),
 	KUNIT_CASE(rsw_qt_user_good),
+	KUNIT_CASE(rsw_qt_user_linger),
 	{}
 };
 

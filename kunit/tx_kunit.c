@@ -67,6 +67,7 @@ struct tx_sink {
 	unsigned int fpdus;
 	int take;		/* FPDUs taken per call, 0: all */
 	bool more_last;		/* @more of the last call */
+	u32 more_calls;		/* bit i: call i (from 0) had @more */
 	unsigned int spliced;	/* FPDUs taken that were marked splice */
 };
 
@@ -84,6 +85,8 @@ static int tx_sink_send(void *ctx, const struct rsw_tx_fpdu *f,
 	struct tx_sink *s = ctx;
 	unsigned int i, j;
 
+	if (more && s->calls < 32)
+		s->more_calls |= BIT(s->calls);
 	s->calls++;
 	s->more_last = more;
 	if (s->take && n > s->take)
@@ -1028,6 +1031,46 @@ static void tx_expect_wc(struct kunit *test, struct ib_cq *cq, u64 wr_id,
 		KUNIT_EXPECT_EQ(test, wc.byte_len, byte_len);
 }
 
+/*
+ * Coalescing: a message's last FPDU goes with @more while another WQE is
+ * posted and the budget lets the run take it; the run's last never does.
+ */
+static void tx_qp_coalesce(struct kunit *test)
+{
+	struct tx_ctx *c = tx_ctx(test, false, 4);
+	struct ib_cq *cq;
+	struct ib_qp *qp = tx_qp(test, &cq);
+	struct ib_sge sge = { .addr = (uintptr_t)c->mem, .length = 64,
+			      .lkey = tx_env.pd->local_dma_lkey };
+	struct ib_send_wr wr[3] = {};
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		wr[i] = (struct ib_send_wr) { .wr_id = i, .opcode = IB_WR_SEND,
+					      .sg_list = &sge, .num_sge = 1 };
+		if (i)
+			wr[i - 1].next = &wr[i];
+	}
+	KUNIT_ASSERT_EQ(test, ib_post_send(qp, &wr[0], NULL), 0);
+	/* Three one-FPDU messages in one run: more, more, then not. */
+	KUNIT_EXPECT_EQ(test, rsw_tx_process(c->tx, to_rsw_qp(qp), 16), 3);
+	KUNIT_EXPECT_EQ(test, c->sink.calls, 3U);
+	KUNIT_EXPECT_EQ(test, c->sink.more_calls, 0x3U);
+	KUNIT_EXPECT_FALSE(test, c->sink.more_last);
+
+	/* A budget of one: nothing follows in this run, no @more. */
+	wr[0].next = &wr[1];
+	wr[1].next = NULL;
+	KUNIT_ASSERT_EQ(test, ib_post_send(qp, &wr[0], NULL), 0);
+	KUNIT_EXPECT_EQ(test, rsw_tx_process(c->tx, to_rsw_qp(qp), 1), 1);
+	KUNIT_EXPECT_EQ(test, c->sink.calls, 4U);
+	KUNIT_EXPECT_EQ(test, c->sink.more_calls, 0x3U);
+	KUNIT_EXPECT_EQ(test, rsw_tx_process(c->tx, to_rsw_qp(qp), 1), 1);
+	KUNIT_EXPECT_EQ(test, c->sink.more_calls, 0x3U);
+	KUNIT_EXPECT_EQ(test, rsw_tx_process(c->tx, to_rsw_qp(qp), 1), 0);
+	KUNIT_EXPECT_EQ(test, c->sink.fpdus, 5U);
+}
+
 /* Send, unsignaled Write, inline Send, through ib_post_send and back. */
 static void tx_qp_process(struct kunit *test)
 {
@@ -1385,6 +1428,7 @@ static struct kunit_case tx_cases[] = {
 	KUNIT_CASE(tx_terminate),
 	KUNIT_CASE(tx_terminate_from_rx),
 	KUNIT_CASE(tx_qp_process),
+	KUNIT_CASE(tx_qp_coalesce),
 	KUNIT_CASE(tx_qp_bad_lkey),
 	KUNIT_CASE(tx_qp_read_fence),
 	KUNIT_CASE(tx_qp_resume_abort),

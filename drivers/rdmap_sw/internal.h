@@ -664,9 +664,11 @@ void rsw_stream_kick(struct rsw_stream *s);
 /*
  * A user doorbell found @s's send queue idle: run the TX engine here
  * unless the work owns the socket (then, or if the stream is not in full
- * operation, queue the work).  The caller holds a reference to @s's QP.
- * Process context (a system call), may sleep briefly for the socket
- * lock; runs no completion handler (see stream.c).
+ * operation, queue the work), and start the doorbell linger unless a
+ * recent one found too little (stream.c: the busy flag stays 1 and a soft
+ * hrtimer looks at the SQ again).  The caller holds a reference to @s's
+ * QP.  Process context (a system call), may sleep briefly for the socket
+ * lock, once; runs no completion handler (see stream.c).
  */
 void rsw_stream_tx_direct(struct rsw_stream *s);
 /* A copy of @qp's stream counters; -ENOTCONN if none was attached. */

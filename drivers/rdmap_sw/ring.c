@@ -758,10 +758,17 @@ EXPORT_SYMBOL_IF_KUNIT(rsw_qp_sq_take);
 u32 rsw_qp_sq_pending(struct rsw_qp *qp)
 {
 	struct rsw_wq *sq = &qp->sq;
-	u32 tail = sq->uctrl ? READ_ONCE(sq->uctrl->tail) : READ_ONCE(sq->tail);
+	u32 tail;
 
-	return tail - READ_ONCE(sq->next);
+	/*
+	 * Unlocked, against writers under sq.lock (and the process): a hint,
+	 * whose every use survives a stale or torn answer.
+	 */
+	tail = sq->uctrl ? READ_ONCE(sq->uctrl->tail) :
+			   data_race(sq->tail);	/* a hint, see above */
+	return tail - data_race(sq->next);	/* a hint, see above */
 }
+EXPORT_SYMBOL_IF_KUNIT(rsw_qp_sq_pending);
 
 bool rsw_qp_sq_linger_on(struct rsw_qp *qp)
 {
@@ -777,6 +784,7 @@ bool rsw_qp_sq_linger_on(struct rsw_qp *qp)
 	spin_unlock_irqrestore(&sq->lock, flags);
 	return on;
 }
+EXPORT_SYMBOL_IF_KUNIT(rsw_qp_sq_linger_on);
 
 bool rsw_qp_sq_linger_off(struct rsw_qp *qp)
 {
@@ -802,6 +810,7 @@ out:
 	spin_unlock_irqrestore(&sq->lock, flags);
 	return more;
 }
+EXPORT_SYMBOL_IF_KUNIT(rsw_qp_sq_linger_off);
 
 bool rsw_qp_rq_take(struct rsw_qp *qp, struct rdmap_sw_rqe *rqe, u32 *idx)
 {

@@ -389,42 +389,82 @@ static bool rsw_stream_tx(struct rsw_stream *s)
 	s->tx_active = true;
 	more = rsw_stream_tx_engine(s);
 	s->tx_active = false;
+	if (more) {
+		s->tx_ran = RSW_TX_RAN_BUDGET;
+		return true;
+	}
 	/*
-	 * It stopped after a message sent with MSG_MORE for a next WQE that
-	 * sent nothing (a local one, a Read waiting for ORD, a user's entry
-	 * that changed): the octets wait in TCP until rsw_stream_release().
+	 * Stopped at a message boundary after a message sent with MSG_MORE
+	 * for a next WQE that sent nothing (a local one, a Read waiting for
+	 * ORD, a user's entry that changed): the octets wait in TCP until
+	 * rsw_stream_release().  Stopped inside a message (TCP full): what
+	 * is queued goes out as ACKs come, and write space resumes us.
 	 */
-	if (!more && s->ts.corked) {
+	if (s->ts.corked && s->tx.msg.kind == RSW_TX_IDLE) {
 		s->ts.corked = false;
 		s->tx_push = true;
 	}
-	return more;
+	/* Every WQE taken and sent: a lingering SQ may be looked at. */
+	if (!s->why && s->tx.msg.kind == RSW_TX_IDLE && !s->tx.sqe_pending)
+		s->tx_ran = RSW_TX_RAN_DRAINED;
+	else
+		s->tx_ran = RSW_TX_RAN_STALLED;
+	return false;
+}
+
+/*
+ * End the doorbell linger: no linger before the next tick; true if the
+ * process posted meanwhile (the caller has TX take it).  Any context.
+ */
+static bool rsw_stream_sq_unlinger(struct rsw_stream *s)
+{
+	WRITE_ONCE(s->sq_linger_after, jiffies + 1);
+	/* after before off: pairs with rsw_stream_sq_linger()'s acquire */
+	smp_store_release(&s->sq_linger, false);
+	return rsw_qp_sq_linger_off(s->qp);
 }
 
 /*
  * release_sock() after a TX run, then push what the run left corked (TCP
- * has no exported push for a socket owned, and this is the rare case),
- * and come back for a lingering SQ.  Process context.
+ * has no exported push for a socket owned, and this is the rare case;
+ * @direct, a poster, leaves it to the work rather than wait for the
+ * socket twice), and a lingering SQ: looked at again if the run emptied
+ * it; let go if TX could not run or stalled (TCP full, ORD, a fence),
+ * since looks would only requeue a work that cannot send.  Process
+ * context.  True if the work must run.
  */
-static void rsw_stream_release(struct rsw_stream *s)
+static bool rsw_stream_release(struct rsw_stream *s, bool direct)
 {
+	enum rsw_stream_tx_ran ran = s->tx_ran;
 	struct sock *sk = s->sock->sk;
-	bool push = s->tx_push;
+	bool push = s->tx_push, kick = false;
 
-	s->tx_push = false;
+	if (!direct)
+		s->tx_push = false;
+	s->tx_ran = RSW_TX_RAN_NOT;
 	release_sock(sk);
-	if (push)
+	if (push && direct)
+		kick = true;
+	else if (push)
 		tcp_sock_set_cork(sk, false);
-	if (READ_ONCE(s->sq_linger))
+	/* pairs with rsw_stream_sq_unlinger()'s release */
+	if (!smp_load_acquire(&s->sq_linger))
+		return kick;
+	if (ran == RSW_TX_RAN_DRAINED)
 		hrtimer_start(&s->sq_timer, RSW_STREAM_SQ_LINGER_NS,
 			      HRTIMER_MODE_REL_SOFT);
+	else if (ran != RSW_TX_RAN_BUDGET)	/* the work goes on */
+		kick |= rsw_stream_sq_unlinger(s);
+	return kick;
 }
 
 /*
  * The lingering SQ's look (softirq).  A batch came: TX (the work) takes it
  * and the linger goes on.  Nothing came: look again, up to
  * RSW_STREAM_SQ_LOOKS times.  A single entry (a ping-pong's next message)
- * or too long a quiet: the linger ends, and what came is sent.
+ * or too long a quiet: the linger ends, and what came is sent.  Restarts
+ * with hrtimer_start(), not by forwarding: the work may start the timer
+ * from another CPU meanwhile.
  */
 static enum hrtimer_restart rsw_stream_sq_look(struct hrtimer *t)
 {
@@ -439,13 +479,12 @@ static enum hrtimer_restart rsw_stream_sq_look(struct hrtimer *t)
 		return HRTIMER_NORESTART;
 	}
 	if (run && !n && ++s->sq_quiet_looks < RSW_STREAM_SQ_LOOKS) {
-		hrtimer_forward_now(t, RSW_STREAM_SQ_LINGER_NS);
-		return HRTIMER_RESTART;
+		hrtimer_start(t, RSW_STREAM_SQ_LINGER_NS,
+			      HRTIMER_MODE_REL_SOFT);
+		return HRTIMER_NORESTART;
 	}
 	s->sq_quiet_looks = 0;
-	WRITE_ONCE(s->sq_linger, false);
-	WRITE_ONCE(s->sq_linger_after, jiffies + 1);
-	if (rsw_qp_sq_linger_off(s->qp))
+	if (rsw_stream_sq_unlinger(s))
 		rsw_stream_kick(s);
 	return HRTIMER_NORESTART;
 }
@@ -456,7 +495,8 @@ static enum hrtimer_restart rsw_stream_sq_look(struct hrtimer *t)
  */
 static void rsw_stream_sq_linger(struct rsw_stream *s)
 {
-	if (READ_ONCE(s->sq_linger) ||
+	/* off, then its sq_linger_after: see rsw_stream_sq_unlinger() */
+	if (smp_load_acquire(&s->sq_linger) ||
 	    time_before(jiffies, READ_ONCE(s->sq_linger_after)))
 		return;
 	if (rsw_qp_sq_linger_on(s->qp))
@@ -492,7 +532,8 @@ static void rsw_stream_tx_run_direct(struct rsw_stream *s)
 		kick = rsw_stream_tx(s) || s->why ||
 		       READ_ONCE(s->qp->state) != RSW_QPS_RTS;
 	}
-	rsw_stream_release(s);		/* RX that came meanwhile: the work's */
+	/* RX that came meanwhile: the work's. */
+	kick |= rsw_stream_release(s, true);
 out:
 	if (kick)
 		rsw_stream_kick(s);
@@ -670,7 +711,7 @@ static bool rsw_stream_step_run(struct rsw_stream *s)
 		return false;
 	}
 	more = rsw_stream_run_locked(s, &why);
-	rsw_stream_release(s);
+	more |= rsw_stream_release(s, false);
 	switch (why) {
 	case RSW_WHY_TERMINATE:
 		rsw_stream_terminated(s, &s->term.why);
@@ -810,6 +851,9 @@ static int rsw_stream_setup(struct rsw_stream *s, struct rsw_qp *qp)
 	};
 	int ret;
 
+	hrtimer_init(&s->sq_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
+	s->sq_timer.function = rsw_stream_sq_look;
+	s->sq_linger_after = jiffies;
 	/*
 	 * IRD 0 admits no Read Request at all: the one for a Read RTR comes
 	 * with IRD 1 (rsw_mpa_accept()).
@@ -857,9 +901,6 @@ int rsw_stream_attach(struct rsw_qp *qp, struct socket *sock,
 	s->msn[RSW_QN_ATOMIC_RESP] = 1;
 	INIT_WORK(&s->work, rsw_stream_work);
 	INIT_DELAYED_WORK(&s->linger, rsw_stream_linger_timeout);
-	hrtimer_init(&s->sq_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
-	s->sq_timer.function = rsw_stream_sq_look;
-	s->sq_linger_after = jiffies;
 	INIT_LIST_HEAD(&s->link);
 	atomic_set(&s->posters, 0);
 	s->net = sock_net(sk);
@@ -929,7 +970,8 @@ EXPORT_SYMBOL_IF_KUNIT(rsw_stream_stats);
 /*
  * The stream is DONE here (its last act dropped the QP reference destroy
  * waited for), so its work queues nothing any more: neither itself nor the
- * linger timeout.  The linger timeout may still be running, though (the
+ * linger timeout (the SQ's look, which also queues it, was cancelled by
+ * the end).  The linger timeout may still be running, though (the
  * end's cancel_delayed_work() cannot stop a running one), and it queues
  * the work.  Hence the order: first wait out the linger timeout, which
  * nothing can queue again, then the work, which nothing can queue again

@@ -50,6 +50,14 @@ struct rsw_stream_deferred {
 	struct rsw_rq_result rq;
 };
 
+/* How a TX run ended, for the doorbell linger (rsw_stream_release()). */
+enum rsw_stream_tx_ran {
+	RSW_TX_RAN_NOT,		/* not run, or ran into an end */
+	RSW_TX_RAN_STALLED,	/* TCP full, ORD, a fence */
+	RSW_TX_RAN_BUDGET,	/* more to send: the work goes on */
+	RSW_TX_RAN_DRAINED,	/* every WQE taken and sent */
+};
+
 struct rsw_stream {
 	struct rsw_qp *qp;		/* a reference until DONE */
 	struct socket *sock;
@@ -93,6 +101,7 @@ struct rsw_stream {
 	bool rx_wake;			/* RX left the work item something */
 	bool tx_active;			/* in the TX engine: see data-ready */
 	bool tx_push;			/* push after release: rsw_stream_release() */
+	enum rsw_stream_tx_ran tx_ran;	/* how the last TX run ended */
 	u32 rx_segs_left;		/* RX's segment budget, this call */
 	bool eof;			/* peer's FIN at an FPDU boundary */
 	bool fin_sent;

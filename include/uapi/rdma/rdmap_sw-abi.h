@@ -234,9 +234,12 @@ struct rdmap_sw_rqe {
  * reach the CQ, so a process that polled an entry's completion may reuse
  * its slot at once.
  *
- * Doorbell (send queue only).  ctrl.busy is 1 while the kernel is draining
- * the send queue.  The kernel clears it when it finds the queue empty,
- * issues a full barrier and looks at ctrl.tail once more.  The process,
+ * Doorbell (send queue only).  ctrl.busy is 1 while the kernel will come
+ * for new entries by itself: while it drains the send queue, and for a
+ * moment after, when it expects more (the kernel then looks at the queue
+ * again within microseconds).  The kernel clears it when it finds the
+ * queue empty and stops looking, issues a full barrier and looks at
+ * ctrl.tail once more.  The process,
  * after storing ctrl.tail, issues a full barrier and loads ctrl.busy: only
  * if it is 0 does it ring the doorbell, a post_send command with no work
  * requests (ibv_cmd_post_send with an empty list).  A receive queue needs
