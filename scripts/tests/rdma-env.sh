@@ -241,6 +241,9 @@ re_nvmet_export() {
 	echo -n "$bdev" >"$s/namespaces/1/device_path" || fail "device_path"
 	echo 1 >"$s/namespaces/1/enable" || fail "namespace enable"
 	assert_file "$s/namespaces/1/enable" 1
+	# The port's enabling line may be in the log already, from an export
+	# earlier in this boot: wait for one more than there is now.
+	RE_NVMET_SEEN=$(re_nvmet_enables "$addr:$port")
 	check mkdir "$RE_NVMET/ports/1"
 	echo rdma >"$RE_NVMET/ports/1/addr_trtype" || fail "addr_trtype"
 	echo ipv4 >"$RE_NVMET/ports/1/addr_adrfam" || fail "addr_adrfam"
@@ -250,9 +253,13 @@ re_nvmet_export() {
 	poll_until 10 "nvmet_rdma enabled port 1 ($addr:$port)" re_nvmet_enabled "$addr:$port"
 }
 
-# For poll_until: nvmet-rdma reports the port listening.  (Only grep the
-# kernel log: printing it would flood the serial console.)
-re_nvmet_enabled() { dmesg | grep -qF "nvmet_rdma: enabling port 1 ($1)"; }
+# How often nvmet-rdma reported port 1 listening on ADDR:PORT.  (Only grep
+# the kernel log: printing it would flood the serial console.  Not grep -q:
+# with pipefail, dmesg killed by SIGPIPE when grep stops early would fail
+# the pipeline once the log is long.)
+re_nvmet_enables() { dmesg | grep -cF "nvmet_rdma: enabling port 1 ($1)" || true; }
+# For poll_until: nvmet-rdma reports the port listening, once more.
+re_nvmet_enabled() { [ "$(re_nvmet_enables "$1")" -gt "${RE_NVMET_SEEN:-0}" ]; }
 
 re_nvmet_unexport() {
 	local s=$RE_NVMET/subsystems/$1
