@@ -1274,16 +1274,21 @@ static void rsw_qt_utail(struct rsw_wq *wq, u32 tail)
 	smp_store_release(&wq->uctrl->tail, tail);
 }
 
-/* Move @q's state under both queue locks, as the state machine does. */
+/*
+ * Move @q's state under its locks, as the state machine does, without
+ * the stream RTS needs (the case plays the stream).
+ */
 static void rsw_qt_force_state(struct rsw_qp *q, enum rsw_qp_state st)
 {
 	unsigned long flags;
 
-	spin_lock_irqsave(&q->sq.lock, flags);
+	spin_lock_irqsave(&q->lock, flags);
+	spin_lock(&q->sq.lock);
 	spin_lock(&q->rq.lock);
 	q->state = st;
 	spin_unlock(&q->rq.lock);
-	spin_unlock_irqrestore(&q->sq.lock, flags);
+	spin_unlock(&q->sq.lock);
+	spin_unlock_irqrestore(&q->lock, flags);
 }
 
 /*
@@ -1318,29 +1323,41 @@ static void rsw_qt_user_linger(struct kunit *test)
 	rsw_qt_usend(rsw_qt_usqe(qp, 1), 2, 8);
 	rsw_qt_utail(&q->sq, 2);
 	KUNIT_EXPECT_EQ(test, rsw_qp_sq_pending(q), 1U);
-	/* Ending the linger finds the entry: the caller has TX take it. */
+	/*
+	 * Ending the linger finds the entry: the caller has TX take it, and
+	 * busy stays 1 until that take finds the SQ empty.
+	 */
 	KUNIT_EXPECT_TRUE(test, rsw_qp_sq_linger_off(q));
-	KUNIT_EXPECT_EQ(test, READ_ONCE(q->sq.uctrl->busy), 0U);
-	KUNIT_ASSERT_EQ(test, rsw_qp_sq_take(q, sqe, &idx), RSW_SQ_WIRE);
 	KUNIT_EXPECT_EQ(test, READ_ONCE(q->sq.uctrl->busy), 1U);
+	KUNIT_ASSERT_EQ(test, rsw_qp_sq_take(q, sqe, &idx), RSW_SQ_WIRE);
 	rsw_qp_sq_complete(q, idx, RDMAP_SW_WC_SUCCESS, 8);
 	/* Not lingering: empty drops busy, and off again is a no-op. */
 	KUNIT_EXPECT_EQ(test, rsw_qp_sq_take(q, sqe, &idx), RSW_SQ_EMPTY);
 	KUNIT_EXPECT_EQ(test, READ_ONCE(q->sq.uctrl->busy), 0U);
 	KUNIT_EXPECT_FALSE(test, rsw_qp_sq_linger_off(q));
 
-	/* Quiet: ending it drops busy and finds nothing. */
+	/* Quiet: ending a linger that held busy at 1 drops it, finds none. */
 	KUNIT_EXPECT_TRUE(test, rsw_qp_sq_linger_on(q));
+	rsw_qt_usend(rsw_qt_usqe(qp, 2), 3, 8);
+	rsw_qt_utail(&q->sq, 3);
+	KUNIT_ASSERT_EQ(test, rsw_qp_sq_take(q, sqe, &idx), RSW_SQ_WIRE);
+	rsw_qp_sq_complete(q, idx, RDMAP_SW_WC_SUCCESS, 8);
+	KUNIT_EXPECT_EQ(test, rsw_qp_sq_take(q, sqe, &idx), RSW_SQ_EMPTY);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(q->sq.uctrl->busy), 1U);
 	KUNIT_EXPECT_FALSE(test, rsw_qp_sq_linger_off(q));
 	KUNIT_EXPECT_EQ(test, READ_ONCE(q->sq.uctrl->busy), 0U);
 
-	/* ERROR ends a linger with the flag at 0. */
+	/* ERROR ends a linger that held the flag at 1, with the flag at 0. */
 	KUNIT_EXPECT_TRUE(test, rsw_qp_sq_linger_on(q));
-	rsw_qt_force_state(q, RSW_QPS_IDLE);
+	rsw_qt_usend(rsw_qt_usqe(qp, 3), 4, 8);
+	rsw_qt_utail(&q->sq, 4);
+	KUNIT_ASSERT_EQ(test, rsw_qp_sq_take(q, sqe, &idx), RSW_SQ_WIRE);
+	rsw_qp_sq_complete(q, idx, RDMAP_SW_WC_SUCCESS, 8);
+	KUNIT_EXPECT_EQ(test, rsw_qp_sq_take(q, sqe, &idx), RSW_SQ_EMPTY);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(q->sq.uctrl->busy), 1U);
 	KUNIT_ASSERT_EQ(test, rsw_qt_modify(qp, IB_QPS_ERR), 0);
 	KUNIT_EXPECT_FALSE(test, q->sq.keep_busy);
 	KUNIT_EXPECT_EQ(test, READ_ONCE(q->sq.uctrl->busy), 0U);
-	KUNIT_EXPECT_FALSE(test, rsw_qp_sq_linger_off(q));
 }
 
 struct rsw_qt_usqe_case {

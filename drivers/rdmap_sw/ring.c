@@ -796,16 +796,25 @@ bool rsw_qp_sq_linger_off(struct rsw_qp *qp)
 	if (!sq->keep_busy)
 		goto out;
 	sq->keep_busy = false;
-	/* In ERROR the flag is 0 already (rsw_qp_enter_error()). */
-	if (qp->state != RSW_QPS_RTS || qp->dead) {
-		more = false;
-	} else if (sq->next != sq->tail) {
-		more = true;		/* TX's take drops the flag at empty */
-	} else {
-		rsw_wq_user_busy(sq, 0);
-		smp_mb();	/* busy before tail; pairs with the process */
-		more = READ_ONCE(sq->uctrl->tail) != sq->next;
+	/*
+	 * Out of RTS nothing is taken any more: ERROR set the flag to 0
+	 * (rsw_qp_enter_error()); in CLOSING or TERMINATE what is posted is
+	 * flushed when the stream's end moves the QP to ERROR.
+	 */
+	if (qp->state != RSW_QPS_RTS || qp->dead)
+		goto out;
+	/*
+	 * As rsw_wq_take_user() at empty: entries posted and not taken keep
+	 * the flag at 1 (TX's take drops it at empty; a bad tail is that
+	 * take's to refuse).
+	 */
+	if (!rsw_wq_user_tail(sq) || sq->next != sq->tail) {
+		more = true;
+		goto out;
 	}
+	rsw_wq_user_busy(sq, 0);
+	smp_mb();	/* busy before tail; pairs with the process */
+	more = READ_ONCE(sq->uctrl->tail) != sq->next;
 out:
 	spin_unlock_irqrestore(&sq->lock, flags);
 	return more;

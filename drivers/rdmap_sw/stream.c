@@ -371,6 +371,7 @@ static bool rsw_stream_tx_engine(struct rsw_stream *s)
 		return false;		/* write space wakes us */
 	if (ret < 0)
 		goto fail;
+	s->tx_taken += ret;
 	return ret == RSW_STREAM_TX_BUDGET || s->rr_head != s->rr_tail;
 fail:
 	rsw_stream_set_why(s, RSW_WHY_ABORT, ret);
@@ -438,10 +439,13 @@ static bool rsw_stream_release(struct rsw_stream *s, bool direct)
 	enum rsw_stream_tx_ran ran = s->tx_ran;
 	struct sock *sk = s->sock->sk;
 	bool push = s->tx_push, kick = false;
+	u32 taken = s->tx_taken;
 
 	if (!direct)
 		s->tx_push = false;
 	s->tx_ran = RSW_TX_RAN_NOT;
+	if (ran != RSW_TX_RAN_BUDGET)
+		s->tx_taken = 0;
 	release_sock(sk);
 	if (push && direct)
 		kick = true;
@@ -450,12 +454,22 @@ static bool rsw_stream_release(struct rsw_stream *s, bool direct)
 	/* pairs with rsw_stream_sq_unlinger()'s release */
 	if (!smp_load_acquire(&s->sq_linger))
 		return kick;
-	if (ran == RSW_TX_RAN_DRAINED)
+	if (ran == RSW_TX_RAN_BUDGET)
+		return true;		/* the work goes on */
+	/*
+	 * A look that saw a batch, answered by a run that took less (a
+	 * process moving its tail back and forth): no batch after all.
+	 */
+	if (test_and_clear_bit(RSW_SQ_BATCH_SEEN, &s->sq_flags) &&
+	    taken < RSW_STREAM_SQ_BATCH)
+		ran = RSW_TX_RAN_STALLED;
+	if (ran == RSW_TX_RAN_DRAINED) {
 		hrtimer_start(&s->sq_timer, RSW_STREAM_SQ_LINGER_NS,
 			      HRTIMER_MODE_REL_SOFT);
-	else if (ran != RSW_TX_RAN_BUDGET)	/* the work goes on */
-		kick |= rsw_stream_sq_unlinger(s);
-	return kick;
+		return kick;
+	}
+	hrtimer_try_to_cancel(&s->sq_timer);	/* its looks are over */
+	return kick | rsw_stream_sq_unlinger(s);
 }
 
 /*
@@ -472,8 +486,14 @@ static enum hrtimer_restart rsw_stream_sq_look(struct hrtimer *t)
 	bool run = READ_ONCE(s->phase) == RSW_STREAM_RUN;
 	u32 n = run ? rsw_qp_sq_pending(s->qp) : 0;
 
+	/* pairs with rsw_stream_sq_unlinger()'s release */
+	if (!smp_load_acquire(&s->sq_linger)) {
+		s->sq_quiet_looks = 0;		/* a look left from an ended one */
+		return HRTIMER_NORESTART;
+	}
 	if (run && n >= RSW_STREAM_SQ_BATCH) {
 		s->sq_quiet_looks = 0;
+		set_bit(RSW_SQ_BATCH_SEEN, &s->sq_flags);
 		atomic_long_inc(&s->sq_linger_hits);
 		rsw_stream_kick(s);
 		return HRTIMER_NORESTART;

@@ -50,10 +50,13 @@ struct rsw_stream_deferred {
 	struct rsw_rq_result rq;
 };
 
+/* sq_flags: a look saw a batch and kicked the work for it. */
+#define RSW_SQ_BATCH_SEEN	0
+
 /* How a TX run ended, for the doorbell linger (rsw_stream_release()). */
 enum rsw_stream_tx_ran {
-	RSW_TX_RAN_NOT,		/* not run, or ran into an end */
-	RSW_TX_RAN_STALLED,	/* TCP full, ORD, a fence */
+	RSW_TX_RAN_NOT,		/* not run */
+	RSW_TX_RAN_STALLED,	/* TCP full, ORD, a fence, or an end */
 	RSW_TX_RAN_BUDGET,	/* more to send: the work goes on */
 	RSW_TX_RAN_DRAINED,	/* every WQE taken and sent */
 };
@@ -72,6 +75,7 @@ struct rsw_stream {
 	struct hrtimer sq_timer;
 	bool sq_linger;
 	u8 sq_quiet_looks;
+	unsigned long sq_flags;		/* RSW_SQ_BATCH_SEEN: a look kicked */
 	unsigned long sq_linger_after;
 	atomic_long_t sq_linger_hits;
 	const struct rsw_stream_ops *ops;
@@ -102,6 +106,7 @@ struct rsw_stream {
 	bool tx_active;			/* in the TX engine: see data-ready */
 	bool tx_push;			/* push after release: rsw_stream_release() */
 	enum rsw_stream_tx_ran tx_ran;	/* how the last TX run ended */
+	u32 tx_taken;			/* WQEs it took (with budget rounds) */
 	u32 rx_segs_left;		/* RX's segment budget, this call */
 	bool eof;			/* peer's FIN at an FPDU boundary */
 	bool fin_sent;

@@ -613,6 +613,7 @@ static int rsw_tx_resume(struct rsw_tx *tx, struct rsw_qp *qp)
 			rsw_qp_sq_complete(qp, tx->sqe_idx,
 					   RDMAP_SW_WC_LOC_PROT_ERR, 0);
 		tx->msg.kind = RSW_TX_IDLE;
+		tx->msg_more = false;
 	}
 	if (!ret)
 		rsw_tx_finish(tx, qp);

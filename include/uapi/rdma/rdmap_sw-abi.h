@@ -236,8 +236,8 @@ struct rdmap_sw_rqe {
  *
  * Doorbell (send queue only).  ctrl.busy is 1 while the kernel will come
  * for new entries by itself: while it drains the send queue, and for a
- * moment after, when it expects more (the kernel then looks at the queue
- * again within microseconds).  The kernel clears it when it finds the
+ * moment after, when it expects more (it then looks at the queue again
+ * soon, by itself).  The kernel clears it when it finds the
  * queue empty and stops looking, issues a full barrier and looks at
  * ctrl.tail once more.  The process,
  * after storing ctrl.tail, issues a full barrier and loads ctrl.busy: only
