@@ -38,6 +38,7 @@
 #include "fpdu.h"
 #include "internal.h"
 #include "mem.h"
+#include "stream_priv.h"	/* struct rsw_stream: posters */
 #include "wire.h"
 
 RSW_IMPORT_KUNIT_NS();
@@ -1302,6 +1303,253 @@ static void st_lb_drain(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&lb.b->closed_calls), 1);
 }
 
+/*
+ * A doorbell's TX in the poster's context (rsw_stream_tx_direct()) racing
+ * the stream's end.  Kthreads post Writes and Sends on A's kernel QP and
+ * ring after each post, holding a QP reference across the call as
+ * rsw_user_doorbell() does (a kernel QP has no doorbell linger; the rest
+ * is the same path).  A's work is held at its start (st_db_hold), so the
+ * posters alone send; the case moves A to ERROR, the posters run on into
+ * the QP in ERROR, then the work is let go and ends the stream under
+ * them, and they ring on across the end.  The end must wait for the
+ * posters (posters counts them) before it releases the socket: a poster
+ * still inside would use a released socket (KASAN, or a NULL s->sock).
+ * Afterwards no poster is counted, every kthread came back, and every WQE
+ * completed, sent or flushed.  Every wait is bounded.
+ */
+#define ST_DB_THREADS	2
+#define ST_DB_INFLIGHT	16	/* posted, not yet completed */
+#define ST_DB_SENDS	32	/* B's receives: one Send in four, up to this */
+#define ST_DB_LEN	64	/* each Write and Send */
+#define ST_DB_BEFORE	64	/* WQEs the posters send before the end */
+
+struct st_db {
+	struct st_end *e;		/* A */
+	struct rsw_stream *s;
+	struct st_mr *m;		/* B's, the Writes' target */
+	struct st_lbuf src;
+	atomic_t ticket, posted, ok, flushed, bad, rings, running;
+	bool stop;
+	struct completion gone;		/* the last kthread returned */
+};
+
+/* The work held (st_db_hold): A's, until st_db_release(). */
+static struct {
+	struct work_struct *work;
+	struct completion in, go;
+} st_db_ctl;
+
+static void st_db_hold(bool linger)
+{
+	if (!linger && current_work() == READ_ONCE(st_db_ctl.work)) {
+		complete(&st_db_ctl.in);
+		wait_for_completion(&st_db_ctl.go);
+	}
+}
+
+/* A's work came and is held (bounded wait). */
+static bool st_db_held(void)
+{
+	return wait_for_completion_timeout(&st_db_ctl.in,
+					   msecs_to_jiffies(ST_WAIT_MS)) > 0;
+}
+
+static void st_db_release(void)
+{
+	WRITE_ONCE(st_db_ctl.work, NULL);
+	complete_all(&st_db_ctl.go);
+}
+
+static void st_db_poll(struct st_db *d)
+{
+	struct ib_wc wc[8];
+	int i, n;
+
+	n = ib_poll_cq(d->e->scq, ARRAY_SIZE(wc), wc);
+	for (i = 0; i < n; i++)
+		atomic_inc(wc[i].status == IB_WC_SUCCESS ? &d->ok :
+			   wc[i].status == IB_WC_WR_FLUSH_ERR ? &d->flushed :
+			   &d->bad);
+}
+
+/* Completions polled so far, whatever their status. */
+static int st_db_done(struct st_db *d)
+{
+	return atomic_read(&d->ok) + atomic_read(&d->flushed) +
+	       atomic_read(&d->bad);
+}
+
+/* Post the next Write or Send unless ST_DB_INFLIGHT are outstanding. */
+static void st_db_post(struct st_db *d)
+{
+	struct ib_sge sge = st_sge(d->e->qp->pd, d->src.base, ST_DB_LEN);
+	struct ib_rdma_wr wr = {
+		.wr = {
+			.opcode = IB_WR_RDMA_WRITE, .sg_list = &sge,
+			.num_sge = 1, .send_flags = IB_SEND_SIGNALED,
+		},
+		.rkey = d->m->mr->rkey,
+	};
+	int n;
+
+	if (atomic_read(&d->posted) - st_db_done(d) >= ST_DB_INFLIGHT)
+		return;
+	n = atomic_inc_return(&d->ticket);
+	wr.wr.wr_id = n;
+	wr.remote_addr = d->m->mr->iova + (n % 32) * ST_DB_LEN;
+	if (n % 4 == 0 && n / 4 < ST_DB_SENDS)
+		wr.wr.opcode = IB_WR_SEND;
+	if (!ib_post_send(d->e->qp, &wr.wr, NULL))
+		atomic_inc(&d->posted);
+}
+
+static int st_db_thread(void *arg)
+{
+	struct st_db *d = arg;
+	struct rsw_qp *qp = to_rsw_qp(d->e->qp);
+
+	while (!READ_ONCE(d->stop)) {
+		st_db_post(d);
+		rsw_qp_get(qp);		/* as rsw_user_doorbell() */
+		rsw_stream_tx_direct(d->s);
+		rsw_qp_put(qp);
+		atomic_inc(&d->rings);
+		st_db_poll(d);
+		cond_resched();
+	}
+	if (atomic_dec_and_test(&d->running))
+		complete_all(&d->gone);
+	return 0;
+}
+
+/* Stop the kthreads; false if they did not come back in time. */
+static bool st_db_stop(struct st_db *d)
+{
+	WRITE_ONCE(d->stop, true);
+	return wait_for_completion_timeout(&d->gone,
+					   msecs_to_jiffies(ST_WAIT_MS)) > 0;
+}
+
+/* Before the QPs' destroy: kthreads stopped, A's work let go, unhooked. */
+static void st_db_down(void *d)
+{
+	st_db_stop(d);
+	st_db_release();
+	rsw_stream_kunit_set_stall(NULL);
+}
+
+/* B's MR and receives for A's traffic; A's work held; the kthreads. */
+static struct st_db *st_db_up(struct kunit *test, struct st_lb *lb)
+{
+	struct st_db *d = kunit_kzalloc(test, sizeof(*d), GFP_KERNEL);
+	struct st_lbuf rb = st_lbuf_new(test, ST_DB_SENDS * ST_DB_LEN);
+	struct task_struct *t;
+	struct ib_sge r;
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, d);
+	d->e = lb->a;
+	d->s = to_rsw_qp(lb->a->qp)->stream;
+	d->m = st_mr_new(test, st.pd, 32 * ST_DB_LEN);
+	d->src = st_lbuf_new(test, ST_DB_LEN);
+	st_mr_reg_post(test, lb->b, d->m, ST_SINK_ACCESS, 1);
+	for (i = 0; i < ST_DB_SENDS; i++) {
+		r = st_sge(st.pd, rb.base + i * ST_DB_LEN, ST_DB_LEN);
+		st_post_recv(test, lb->b, 100 + i, &r, 1);
+	}
+	init_completion(&d->gone);
+	atomic_set(&d->running, ST_DB_THREADS);
+	init_completion(&st_db_ctl.in);
+	init_completion(&st_db_ctl.go);
+	WRITE_ONCE(st_db_ctl.work, &d->s->work);
+	rsw_stream_kunit_set_stall(st_db_hold);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, st_db_down, d),
+			0);
+	for (i = 0; i < ST_DB_THREADS; i++) {
+		t = kthread_run(st_db_thread, d, "st_db%d", i);
+		if (IS_ERR(t) && atomic_dec_and_test(&d->running))
+			complete_all(&d->gone);
+		KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	}
+	return d;
+}
+
+/* Wait (bounded) until @v reaches @n. */
+static bool st_db_wait(atomic_t *v, int n)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(ST_WAIT_MS);
+
+	while (atomic_read(v) < n) {
+		if (time_after(jiffies, end))
+			return false;
+		msleep(1);
+	}
+	return true;
+}
+
+/* Every WQE the posters posted completed (sent, or flushed), nothing else. */
+static void st_db_drained(struct kunit *test, struct st_db *d)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(ST_WAIT_MS);
+	int done;
+
+	for (;;) {
+		st_db_poll(d);
+		done = st_db_done(d);
+		if (done >= atomic_read(&d->posted) || time_after(jiffies, end))
+			break;
+		msleep(1);
+	}
+	KUNIT_EXPECT_EQ_MSG(test, done, atomic_read(&d->posted),
+			    "%d sent, %d flushed", atomic_read(&d->ok),
+			    atomic_read(&d->flushed));
+	KUNIT_EXPECT_EQ(test, atomic_read(&d->bad), 0);
+	st_cq_empty(test, d->e->scq, "A send CQ");
+}
+
+static void st_lb_direct_end(struct kunit *test)
+{
+	struct st_lb lb = st_lb_up(test, RSW_MPA_RTR_WRITE, true, false);
+	struct st_db *d = st_db_up(test, &lb);
+	unsigned long end = jiffies + msecs_to_jiffies(ST_WAIT_MS);
+	int ok;
+
+	/* A post kicks the work, which is held: the posters send alone. */
+	KUNIT_ASSERT_TRUE_MSG(test, st_db_held(), "no work ran");
+	ok = atomic_read(&d->ok);
+	KUNIT_ASSERT_TRUE_MSG(test, st_db_wait(&d->ok, ok + ST_DB_BEFORE),
+			      "the posters sent %d of %d WQEs",
+			      atomic_read(&d->ok) - ok, ST_DB_BEFORE);
+	KUNIT_ASSERT_EQ(test, st_modify(lb.a, IB_QPS_ERR), 0);
+	msleep(20);		/* the posters meet the QP in ERROR, in RUN */
+	/* One more poster: counted, not yet at its look at the phase. */
+	atomic_inc(&d->s->posters);
+	st_db_release();
+	/* The end marks DONE, then waits for that poster, socket kept. */
+	while (READ_ONCE(d->s->phase) != RSW_STREAM_DONE &&
+	       time_before(jiffies, end))
+		msleep(1);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(d->s->phase), RSW_STREAM_DONE);
+	msleep(ST_QUIET_MS / 4);
+	KUNIT_EXPECT_FALSE_MSG(test, completion_done(&lb.a->closed),
+			       "the end did not wait for a poster");
+	KUNIT_EXPECT_NOT_NULL(test, READ_ONCE(d->s->sock));
+	/* It leaves; the next ring that drops posters to 0 wakes the end. */
+	atomic_dec(&d->s->posters);
+	KUNIT_EXPECT_TRUE_MSG(test, st_wait_closed(lb.a), "A not closed");
+	/* The posters ring on across the end: a DONE stream only kicks. */
+	KUNIT_EXPECT_TRUE_MSG(test, st_db_wait(&d->rings,
+					       atomic_read(&d->rings) + 100),
+			      "the posters stopped ringing");
+	KUNIT_ASSERT_TRUE_MSG(test, st_db_stop(d), "a poster hangs");
+	KUNIT_EXPECT_EQ(test, atomic_read(&d->s->posters), 0);
+	st_db_drained(test, d);
+	KUNIT_EXPECT_EQ(test, st_state(test, lb.a), IB_QPS_ERR);
+	KUNIT_EXPECT_EQ(test, atomic_read(&lb.a->closed_calls), 1);
+	st_mr_guards(test, d->m);
+	KUNIT_EXPECT_TRUE_MSG(test, st_wait_closed(lb.b), "B not closed");
+}
+
 /* ==========================================================================
  * Part B: a hostile peer on a raw socket.
  */
@@ -2435,6 +2683,7 @@ static struct kunit_case st_cases[] = {
 	KUNIT_CASE(st_lb_close_abort),
 	KUNIT_CASE(st_lb_close_orderly),
 	KUNIT_CASE(st_lb_drain),
+	KUNIT_CASE(st_lb_direct_end),
 	KUNIT_CASE_PARAM(st_hostile, st_bad_gen_params),
 	KUNIT_CASE_PARAM(st_peer_terminate, st_term_gen_params),
 	KUNIT_CASE(st_peer_write_then_reset),

@@ -574,6 +574,7 @@ void rsw_stream_tx_direct(struct rsw_stream *s)
 	    READ_ONCE(s->phase) == RSW_STREAM_DONE)
 		wake_up_all(&rsw_streams_wait);
 }
+EXPORT_SYMBOL_IF_KUNIT(rsw_stream_tx_direct);
 
 /* ------------------------------------------------------------ endings */
 
