@@ -1292,6 +1292,27 @@ static void rsw_qt_force_state(struct rsw_qp *q, enum rsw_qp_state st)
 }
 
 /*
+ * Linger on @qp (in RTS), then the process posts entry @n and TX sends it
+ * and finds the SQ empty: busy must stay 1.
+ */
+static void rsw_qt_linger_one(struct kunit *test, struct ib_qp *qp,
+			      struct rdmap_sw_sqe *sqe, u32 n)
+{
+	struct rsw_qp *q = to_rsw_qp(qp);
+	u32 idx;
+
+	KUNIT_EXPECT_TRUE(test, rsw_qp_sq_linger_on(q));
+	rsw_qt_usend(rsw_qt_usqe(qp, n), n + 1, 8);
+	rsw_qt_utail(&q->sq, n + 1);
+	KUNIT_EXPECT_EQ(test, rsw_qp_sq_pending(q), 1U);
+	KUNIT_ASSERT_EQ(test, rsw_qp_sq_take(q, sqe, &idx), RSW_SQ_WIRE);
+	rsw_qp_sq_complete(q, idx, RDMAP_SW_WC_SUCCESS, 8);
+	KUNIT_EXPECT_EQ(test, rsw_qp_sq_take(q, sqe, &idx), RSW_SQ_EMPTY);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(q->sq.uctrl->busy), 1U);
+	KUNIT_EXPECT_EQ(test, rsw_qp_sq_pending(q), 0U);
+}
+
+/*
  * The doorbell linger: busy stays 1 at empty while it is on, and ending
  * it runs the ABI's protocol, catching what the process posted meanwhile.
  */
@@ -1308,21 +1329,11 @@ static void rsw_qt_user_linger(struct kunit *test)
 	/* Only in RTS (a stream attached). */
 	KUNIT_EXPECT_FALSE(test, rsw_qp_sq_linger_on(q));
 	rsw_qt_force_state(q, RSW_QPS_RTS);
-	KUNIT_EXPECT_TRUE(test, rsw_qp_sq_linger_on(q));
-
-	rsw_qt_usend(rsw_qt_usqe(qp, 0), 1, 8);
-	rsw_qt_utail(&q->sq, 1);
-	KUNIT_EXPECT_EQ(test, rsw_qp_sq_pending(q), 1U);
-	KUNIT_ASSERT_EQ(test, rsw_qp_sq_take(q, sqe, &idx), RSW_SQ_WIRE);
-	rsw_qp_sq_complete(q, idx, RDMAP_SW_WC_SUCCESS, 8);
-	KUNIT_EXPECT_EQ(test, rsw_qp_sq_take(q, sqe, &idx), RSW_SQ_EMPTY);
-	KUNIT_EXPECT_EQ(test, READ_ONCE(q->sq.uctrl->busy), 1U);
-	KUNIT_EXPECT_EQ(test, rsw_qp_sq_pending(q), 0U);
+	rsw_qt_linger_one(test, qp, sqe, 0);
 
 	/* The process posts, sees busy 1 and rings nothing. */
 	rsw_qt_usend(rsw_qt_usqe(qp, 1), 2, 8);
 	rsw_qt_utail(&q->sq, 2);
-	KUNIT_EXPECT_EQ(test, rsw_qp_sq_pending(q), 1U);
 	/*
 	 * Ending the linger finds the entry: the caller has TX take it, and
 	 * busy stays 1 until that take finds the SQ empty.
@@ -1337,24 +1348,12 @@ static void rsw_qt_user_linger(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, rsw_qp_sq_linger_off(q));
 
 	/* Quiet: ending a linger that held busy at 1 drops it, finds none. */
-	KUNIT_EXPECT_TRUE(test, rsw_qp_sq_linger_on(q));
-	rsw_qt_usend(rsw_qt_usqe(qp, 2), 3, 8);
-	rsw_qt_utail(&q->sq, 3);
-	KUNIT_ASSERT_EQ(test, rsw_qp_sq_take(q, sqe, &idx), RSW_SQ_WIRE);
-	rsw_qp_sq_complete(q, idx, RDMAP_SW_WC_SUCCESS, 8);
-	KUNIT_EXPECT_EQ(test, rsw_qp_sq_take(q, sqe, &idx), RSW_SQ_EMPTY);
-	KUNIT_EXPECT_EQ(test, READ_ONCE(q->sq.uctrl->busy), 1U);
+	rsw_qt_linger_one(test, qp, sqe, 2);
 	KUNIT_EXPECT_FALSE(test, rsw_qp_sq_linger_off(q));
 	KUNIT_EXPECT_EQ(test, READ_ONCE(q->sq.uctrl->busy), 0U);
 
 	/* ERROR ends a linger that held the flag at 1, with the flag at 0. */
-	KUNIT_EXPECT_TRUE(test, rsw_qp_sq_linger_on(q));
-	rsw_qt_usend(rsw_qt_usqe(qp, 3), 4, 8);
-	rsw_qt_utail(&q->sq, 4);
-	KUNIT_ASSERT_EQ(test, rsw_qp_sq_take(q, sqe, &idx), RSW_SQ_WIRE);
-	rsw_qp_sq_complete(q, idx, RDMAP_SW_WC_SUCCESS, 8);
-	KUNIT_EXPECT_EQ(test, rsw_qp_sq_take(q, sqe, &idx), RSW_SQ_EMPTY);
-	KUNIT_EXPECT_EQ(test, READ_ONCE(q->sq.uctrl->busy), 1U);
+	rsw_qt_linger_one(test, qp, sqe, 3);
 	KUNIT_ASSERT_EQ(test, rsw_qt_modify(qp, IB_QPS_ERR), 0);
 	KUNIT_EXPECT_FALSE(test, q->sq.keep_busy);
 	KUNIT_EXPECT_EQ(test, READ_ONCE(q->sq.uctrl->busy), 0U);

@@ -102,11 +102,12 @@
  * Doorbell linger: how long a user SQ that ran empty stays marked busy
  * before the stream looks again, how many quiet looks it takes, and how
  * many new entries make a batch worth the work's run (fewer: no linger
- * until the next tick).
+ * for a while, see rsw_stream_sq_look()).
  */
 #define RSW_STREAM_SQ_LINGER_NS	(20 * NSEC_PER_USEC)
 #define RSW_STREAM_SQ_LOOKS	4
 #define RSW_STREAM_SQ_BATCH	2
+#define RSW_STREAM_SQ_BACKOFF	8	/* log2 of the longest pause, ticks */
 
 static struct workqueue_struct *rsw_stream_wq;
 /* Streams with a socket, by namespace (see the top); woken at each end. */
@@ -414,12 +415,12 @@ static bool rsw_stream_tx(struct rsw_stream *s)
 }
 
 /*
- * End the doorbell linger: no linger before the next tick; true if the
- * process posted meanwhile (the caller has TX take it).  Any context.
+ * End the doorbell linger: no linger for @ticks; true if the process
+ * posted meanwhile (the caller has TX take it).  Any context.
  */
-static bool rsw_stream_sq_unlinger(struct rsw_stream *s)
+static bool rsw_stream_sq_unlinger(struct rsw_stream *s, unsigned int ticks)
 {
-	WRITE_ONCE(s->sq_linger_after, jiffies + 1);
+	WRITE_ONCE(s->sq_linger_after, jiffies + ticks);
 	/* after before off: pairs with rsw_stream_sq_linger()'s acquire */
 	smp_store_release(&s->sq_linger, false);
 	return rsw_qp_sq_linger_off(s->qp);
@@ -469,7 +470,7 @@ static bool rsw_stream_release(struct rsw_stream *s, bool direct)
 		return kick;
 	}
 	hrtimer_try_to_cancel(&s->sq_timer);	/* its looks are over */
-	return kick | rsw_stream_sq_unlinger(s);
+	return kick | rsw_stream_sq_unlinger(s, 1);
 }
 
 /*
@@ -493,6 +494,7 @@ static enum hrtimer_restart rsw_stream_sq_look(struct hrtimer *t)
 	}
 	if (run && n >= RSW_STREAM_SQ_BATCH) {
 		s->sq_quiet_looks = 0;
+		s->sq_backoff = 0;
 		set_bit(RSW_SQ_BATCH_SEEN, &s->sq_flags);
 		atomic_long_inc(&s->sq_linger_hits);
 		rsw_stream_kick(s);
@@ -503,8 +505,16 @@ static enum hrtimer_restart rsw_stream_sq_look(struct hrtimer *t)
 			      HRTIMER_MODE_REL_SOFT);
 		return HRTIMER_NORESTART;
 	}
+	/*
+	 * A miss: the entry a single look caught waits for the work's hop,
+	 * which a busy machine may delay by a tick.  A process in ping-pong
+	 * misses every time: back off, doubling up to RSW_STREAM_SQ_BACKOFF
+	 * ticks, until a look finds a batch again.
+	 */
 	s->sq_quiet_looks = 0;
-	if (rsw_stream_sq_unlinger(s))
+	if (s->sq_backoff < RSW_STREAM_SQ_BACKOFF)
+		s->sq_backoff++;
+	if (rsw_stream_sq_unlinger(s, 1U << s->sq_backoff))
 		rsw_stream_kick(s);
 	return HRTIMER_NORESTART;
 }

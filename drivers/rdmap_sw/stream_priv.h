@@ -75,6 +75,7 @@ struct rsw_stream {
 	struct hrtimer sq_timer;
 	bool sq_linger;
 	u8 sq_quiet_looks;
+	u8 sq_backoff;			/* log2 ticks of no linger (the look's) */
 	unsigned long sq_flags;		/* RSW_SQ_BATCH_SEEN: a look kicked */
 	unsigned long sq_linger_after;
 	atomic_long_t sq_linger_hits;
