@@ -194,7 +194,10 @@ static inline struct rsw_qp *to_rsw_qp(struct ib_qp *ibqp)
 	return container_of(ibqp, struct rsw_qp, base);
 }
 
-/* What RX reports when it completes a receive (rsw_qp_rq_complete). */
+/*
+ * The outcome of a taken entry: what RX reports when it completes a
+ * receive (rsw_qp_rq_complete), and the status and length of a send WQE.
+ */
 struct rsw_rq_result {
 	u8 status;		/* enum rdmap_sw_cqe_status */
 	u8 cqe_flags;		/* RDMAP_SW_CQE_WITH_INV / _WITH_IMM */

@@ -705,7 +705,7 @@ static bool rsw_wq_take(struct rsw_qp *qp, struct rsw_wq *wq, void *copy,
  * ERROR, so a CQ overrun there needs nothing more.)
  */
 static void rsw_wq_finish(struct rsw_qp *qp, struct rsw_wq *wq, u32 idx,
-			  const struct rsw_wq_slot *res)
+			  const struct rsw_rq_result *res)
 {
 	struct rsw_wq_slot *s;
 	unsigned long flags;
@@ -736,7 +736,7 @@ static void rsw_wq_finish(struct rsw_qp *qp, struct rsw_wq *wq, u32 idx,
 
 void rsw_qp_sq_complete(struct rsw_qp *qp, u32 idx, u8 status, u32 byte_len)
 {
-	struct rsw_wq_slot res = { .status = status, .byte_len = byte_len };
+	struct rsw_rq_result res = { .status = status, .byte_len = byte_len };
 
 	rsw_wq_finish(qp, &qp->sq, idx, &res);
 }
@@ -830,15 +830,6 @@ EXPORT_SYMBOL_IF_KUNIT(rsw_qp_rq_take);
 void rsw_qp_rq_complete(struct rsw_qp *qp, u32 idx,
 			const struct rsw_rq_result *r)
 {
-	struct rsw_wq_slot res = {
-		.status = r->status,
-		.byte_len = r->byte_len,
-		.ex_data = r->ex_data,
-		.vendor_err = r->vendor_err,
-		.cqe_flags = r->cqe_flags,
-		.solicited = r->solicited,
-	};
-
-	rsw_wq_finish(qp, &qp->rq, idx, &res);
+	rsw_wq_finish(qp, &qp->rq, idx, r);
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_qp_rq_complete);

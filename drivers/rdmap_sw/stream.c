@@ -427,13 +427,36 @@ static bool rsw_stream_sq_unlinger(struct rsw_stream *s, unsigned int ticks)
 }
 
 /*
+ * After a TX run that ended as @ran, having taken @taken WQEs, on an SQ
+ * that lingers: look at it again if the run emptied it; let go if TX
+ * could not run or stalled (TCP full, ORD, a fence), since looks would
+ * only requeue a work that cannot send, or if a look's batch turned out
+ * smaller (a process moving its tail back and forth).  True if the work
+ * must run.  Process context, socket released.
+ */
+static bool rsw_stream_sq_next(struct rsw_stream *s,
+			       enum rsw_stream_tx_ran ran, u32 taken)
+{
+	if (ran == RSW_TX_RAN_BUDGET)
+		return true;		/* the work goes on */
+	if (test_and_clear_bit(RSW_SQ_BATCH_SEEN, &s->sq_flags) &&
+	    taken < RSW_STREAM_SQ_BATCH)
+		ran = RSW_TX_RAN_STALLED;
+	if (ran == RSW_TX_RAN_DRAINED) {
+		hrtimer_start(&s->sq_timer, RSW_STREAM_SQ_LINGER_NS,
+			      HRTIMER_MODE_REL_SOFT);
+		return false;
+	}
+	hrtimer_try_to_cancel(&s->sq_timer);	/* its looks are over */
+	return rsw_stream_sq_unlinger(s, 1);
+}
+
+/*
  * release_sock() after a TX run, then push what the run left corked (TCP
  * has no exported push for a socket owned, and this is the rare case;
  * @direct, a poster, leaves it to the work rather than wait for the
- * socket twice), and a lingering SQ: looked at again if the run emptied
- * it; let go if TX could not run or stalled (TCP full, ORD, a fence),
- * since looks would only requeue a work that cannot send.  Process
- * context.  True if the work must run.
+ * socket twice), and a lingering SQ's next step.  Process context.  True
+ * if the work must run.
  */
 static bool rsw_stream_release(struct rsw_stream *s, bool direct)
 {
@@ -453,24 +476,9 @@ static bool rsw_stream_release(struct rsw_stream *s, bool direct)
 	else if (push)
 		tcp_sock_set_cork(sk, false);
 	/* pairs with rsw_stream_sq_unlinger()'s release */
-	if (!smp_load_acquire(&s->sq_linger))
-		return kick;
-	if (ran == RSW_TX_RAN_BUDGET)
-		return true;		/* the work goes on */
-	/*
-	 * A look that saw a batch, answered by a run that took less (a
-	 * process moving its tail back and forth): no batch after all.
-	 */
-	if (test_and_clear_bit(RSW_SQ_BATCH_SEEN, &s->sq_flags) &&
-	    taken < RSW_STREAM_SQ_BATCH)
-		ran = RSW_TX_RAN_STALLED;
-	if (ran == RSW_TX_RAN_DRAINED) {
-		hrtimer_start(&s->sq_timer, RSW_STREAM_SQ_LINGER_NS,
-			      HRTIMER_MODE_REL_SOFT);
-		return kick;
-	}
-	hrtimer_try_to_cancel(&s->sq_timer);	/* its looks are over */
-	return kick | rsw_stream_sq_unlinger(s, 1);
+	if (smp_load_acquire(&s->sq_linger))
+		kick |= rsw_stream_sq_next(s, ran, taken);
+	return kick;
 }
 
 /*
@@ -496,7 +504,6 @@ static enum hrtimer_restart rsw_stream_sq_look(struct hrtimer *t)
 		s->sq_quiet_looks = 0;
 		s->sq_backoff = 0;
 		set_bit(RSW_SQ_BATCH_SEEN, &s->sq_flags);
-		atomic_long_inc(&s->sq_linger_hits);
 		rsw_stream_kick(s);
 		return HRTIMER_NORESTART;
 	}
@@ -993,7 +1000,6 @@ int rsw_stream_stats(struct rsw_qp *qp, struct rsw_stream_stats *st)
 		return -ENOTCONN;
 	*st = s->stats;
 	st->tx_spliced = READ_ONCE(s->ts.spliced);
-	st->sq_linger_hits = atomic_long_read(&s->sq_linger_hits);
 	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_stream_stats);

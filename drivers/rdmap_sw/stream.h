@@ -35,7 +35,6 @@ struct rsw_stream_stats {
 	u64 rx_fpdus;		/* valid segments received */
 	u64 tx_calls;		/* TX engine runs */
 	u64 tx_spliced;		/* octets sent zero-copy (MSG_SPLICE_PAGES) */
-	u64 sq_linger_hits;	/* doorbell linger looks that found a batch */
 	u32 term_sent;		/* Terminates sent (0 or 1) */
 	u32 term_rcvd;		/* Terminates received (0 or 1) */
 	u8 term_layer;		/* the Terminate sent or received */

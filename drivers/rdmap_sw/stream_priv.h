@@ -69,8 +69,7 @@ struct rsw_stream {
 	/*
 	 * Doorbell linger (stream.c): the SQ's look, whether it is on (set
 	 * by a doorbell, cleared by the look or the end), quiet looks in a
-	 * row (the look's own), no linger before this jiffy, looks that
-	 * found a batch.
+	 * row (the look's own), no linger before this jiffy.
 	 */
 	struct hrtimer sq_timer;
 	bool sq_linger;
@@ -78,7 +77,6 @@ struct rsw_stream {
 	u8 sq_backoff;			/* log2 ticks of no linger (the look's) */
 	unsigned long sq_flags;		/* RSW_SQ_BATCH_SEEN: a look kicked */
 	unsigned long sq_linger_after;
-	atomic_long_t sq_linger_hits;
 	const struct rsw_stream_ops *ops;
 	void *ctx;
 	struct rsw_mpa_conn conn;

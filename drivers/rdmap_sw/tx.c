@@ -557,6 +557,13 @@ static u8 rsw_tx_wqe_msg(struct rsw_tx *tx)
 	return RDMAP_SW_WC_SUCCESS;
 }
 
+/* No message in progress, nor one announced to follow it. */
+static void rsw_tx_idle(struct rsw_tx *tx)
+{
+	tx->msg.kind = RSW_TX_IDLE;
+	tx->msg_more = false;
+}
+
 /*
  * The message in progress is out: complete a Send/Write WQE of @qp (none
  * in KUnit's @qp == NULL), record a Read Request as outstanding.
@@ -565,8 +572,7 @@ static void rsw_tx_finish(struct rsw_tx *tx, struct rsw_qp *qp)
 {
 	enum rsw_tx_kind kind = tx->msg.kind;
 
-	tx->msg.kind = RSW_TX_IDLE;
-	tx->msg_more = false;
+	rsw_tx_idle(tx);
 	if (kind == RSW_TX_READ) {
 		const struct rdmap_sw_sqe *sqe = &tx->sqe;
 		struct rsw_tx_rd *rd = &tx->rd[tx->rd_tail++ % RSW_MAX_RD_ATOM];
@@ -612,8 +618,7 @@ static int rsw_tx_resume(struct rsw_tx *tx, struct rsw_qp *qp)
 		if (tx->msg.kind == RSW_TX_WQE && qp)
 			rsw_qp_sq_complete(qp, tx->sqe_idx,
 					   RDMAP_SW_WC_LOC_PROT_ERR, 0);
-		tx->msg.kind = RSW_TX_IDLE;
-		tx->msg_more = false;
+		rsw_tx_idle(tx);
 	}
 	if (!ret)
 		rsw_tx_finish(tx, qp);
@@ -632,8 +637,7 @@ int rsw_tx_wqe(struct rsw_tx *tx, struct rsw_qp *qp,
 	tx->sqe_idx = idx;
 	status = rsw_tx_wqe_msg(tx);
 	if (status != RDMAP_SW_WC_SUCCESS) {
-		tx->msg.kind = RSW_TX_IDLE;
-		tx->msg_more = false;
+		rsw_tx_idle(tx);
 		if (qp)
 			rsw_qp_sq_complete(qp, idx, status, 0);
 		return -EINVAL;
@@ -797,8 +801,7 @@ void rsw_tx_abort(struct rsw_tx *tx, struct rsw_qp *qp)
 	if (tx->msg.kind == RSW_TX_WQE || tx->msg.kind == RSW_TX_READ ||
 	    tx->sqe_pending)
 		rsw_qp_sq_complete(qp, tx->sqe_idx, RDMAP_SW_WC_WR_FLUSH_ERR, 0);
-	tx->msg.kind = RSW_TX_IDLE;
-	tx->msg_more = false;
+	rsw_tx_idle(tx);
 	tx->sqe_pending = false;
 	while (rsw_tx_read_done(tx, &idx))
 		rsw_qp_sq_complete(qp, idx, RDMAP_SW_WC_WR_FLUSH_ERR, 0);
