@@ -166,7 +166,7 @@ struct rdmap_sw_cqe {
 /* Inline data replaces the SGE array, so it has exactly its size. */
 #define RDMAP_SW_MAX_INLINE 256
 
-/* sqe.opcode (RFC 7306 operations will be added as new values) */
+/* sqe.opcode */
 enum rdmap_sw_wr_opcode {
 	RDMAP_SW_WR_SEND = 0,
 	RDMAP_SW_WR_SEND_WITH_INV = 1,
@@ -175,6 +175,15 @@ enum rdmap_sw_wr_opcode {
 	RDMAP_SW_WR_RDMA_READ_WITH_INV = 4,
 	RDMAP_SW_WR_REG_MR = 5,		/* kernel QPs only: sqe.mr */
 	RDMAP_SW_WR_LOCAL_INV = 6,
+	/* RFC 7306: a Write, then Immediate Data with sqe.imm_data. */
+	RDMAP_SW_WR_RDMA_WRITE_WITH_IMM = 7,
+	/* RFC 7306 Atomic Requests: operands in sqe.atomic. */
+	RDMAP_SW_WR_ATOMIC_CMP_AND_SWP = 8,
+	RDMAP_SW_WR_ATOMIC_FETCH_AND_ADD = 9,
+	RDMAP_SW_WR_MASKED_ATOMIC_CMP_AND_SWP = 10,
+	RDMAP_SW_WR_MASKED_ATOMIC_FETCH_AND_ADD = 11,
+	/* Bind a memory window (type 1 or 2): sqe.bind. */
+	RDMAP_SW_WR_BIND_MW = 12,
 };
 
 /* sqe.flags */
@@ -191,22 +200,56 @@ struct rdmap_sw_sge {
 	__u32 lkey;
 };
 
+/*
+ * Operands of an Atomic Request (the ib_atomic_wr/ibv_wr_atomic fields),
+ * in host order.  @result is the local buffer of 8 bytes the Atomic
+ * Response's Original Remote Data is placed in; it overlays sge[0] and
+ * num_sge is 1.  The masks are used by the MASKED opcodes only.
+ */
+struct rdmap_sw_sqe_atomic {
+	struct rdmap_sw_sge result;
+	__aligned_u64 compare_add;
+	__aligned_u64 swap;
+	__aligned_u64 compare_add_mask;
+	__aligned_u64 swap_mask;
+};
+
+/*
+ * BIND_MW: bind the window whose STag index is that of @mw_rkey to
+ * [@addr, @addr + @length) of the MR @mr_lkey with @access
+ * (IB_ACCESS_* rights); the window's STag becomes @mw_rkey.
+ */
+struct rdmap_sw_sqe_bind {
+	__aligned_u64 addr;
+	__aligned_u64 length;
+	__u32 mr_lkey;
+	__u32 mw_rkey;
+	__u32 access;
+	__u32 reserved;
+};
+
 struct rdmap_sw_sqe {
 	__aligned_u64 wr_id;
 	__u8 opcode;		/* enum rdmap_sw_wr_opcode */
 	__u8 num_sge;		/* entries of sge[] used; 0 if INLINE */
 	__u16 flags;		/* enum rdmap_sw_sqe_flags */
 	__u32 length;		/* payload bytes: sum of sge[] or inline */
-	__u32 rstag;		/* Write, Read: the peer's STag */
-	/* SEND_WITH_INV: peer STag; READ_WITH_INV, LOCAL_INV: local STag */
-	__u32 inv_stag;
-	__aligned_u64 raddr;	/* Write, Read: the peer's address */
+	__u32 rstag;		/* Write, Read, Atomic: the peer's STag */
+	union {
+		/* SEND_WITH_INV: peer STag; READ_WITH_INV, LOCAL_INV: local */
+		__u32 inv_stag;
+		/* WRITE_WITH_IMM: as the verbs give it (network order) */
+		__u32 imm_data;
+	};
+	__aligned_u64 raddr;	/* Write, Read, Atomic: the peer's address */
 	__aligned_u64 mr;	/* REG_MR: kernel handle of the MR */
 	__u32 reg_key;		/* REG_MR: the STag to register it under */
 	__u32 reg_access;	/* REG_MR: IB_ACCESS_* rights */
 	union {
 		struct rdmap_sw_sge sge[RDMAP_SW_MAX_SGE];
 		__u8 inline_data[RDMAP_SW_MAX_INLINE];
+		struct rdmap_sw_sqe_atomic atomic;
+		struct rdmap_sw_sqe_bind bind;
 	};
 };
 
