@@ -12,6 +12,9 @@
 #include <linux/string.h>
 
 #include "fpdu.h"
+#include "internal.h"
+
+RSW_IMPORT_KUNIT_NS();
 
 /* Reference CRC32c: reflected polynomial 0x82f63b78, init ~0, final ~. */
 static u32 ref_crc32c(const u8 *p, size_t len)

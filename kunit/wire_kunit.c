@@ -9,6 +9,10 @@
 #include <linux/string.h>
 
 #include "wire.h"
+#include "compat.h"
+#include "opcode.h"
+
+RSW_IMPORT_KUNIT_NS();
 
 /* Big-endian value of @width octets at @p. */
 static u32 load_be(const u8 *p, unsigned int width)

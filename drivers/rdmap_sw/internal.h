@@ -15,6 +15,7 @@
 #include "mpa.h"
 #include "qp.h"
 #include "rx.h"
+#include "opcode.h"
 #include "cm.h"
 #include "tx.h"
 #include "stream.h"

@@ -444,12 +444,12 @@ static int rsw_sqe_fill(struct rsw_qp *qp, const struct ib_send_wr *wr,
 	if (qp->sig_all || (wr->send_flags & IB_SEND_SIGNALED))
 		sqe->flags |= RDMAP_SW_SQE_SIGNALED;
 
-	if (wr->send_flags & IB_SEND_INLINE && info->flags & RSW_OP_INLINE) {
+	if (wr->send_flags & IB_SEND_INLINE && info->flags & RSW_WR_INLINE) {
 		ret = rsw_sqe_inline(qp, wr, sqe);
-	} else if (info->flags & RSW_OP_SGE) {
+	} else if (info->flags & RSW_WR_SGE) {
 		u32 max = qp->sq.max_sge;
 
-		if (info->flags & RSW_OP_READ)
+		if (info->flags & RSW_WR_READ)
 			max = min_t(u32, max, RSW_MAX_SGE_RD);
 		ret = rsw_wqe_sges(sqe->sge, wr->sg_list, wr->num_sge, max,
 				   &sqe->length);

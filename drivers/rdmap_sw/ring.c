@@ -60,23 +60,23 @@
 /* Indexed by enum rdmap_sw_wr_opcode. */
 static const struct rsw_sq_op rsw_sq_ops[] = {
 	[RDMAP_SW_WR_SEND] = {
-		IB_WR_SEND, RDMAP_SW_WC_SEND, RSW_OP_SGE | RSW_OP_INLINE },
+		IB_WR_SEND, RDMAP_SW_WC_SEND, RSW_WR_SGE | RSW_WR_INLINE },
 	[RDMAP_SW_WR_SEND_WITH_INV] = {
 		IB_WR_SEND_WITH_INV, RDMAP_SW_WC_SEND,
-		RSW_OP_SGE | RSW_OP_INLINE },
+		RSW_WR_SGE | RSW_WR_INLINE },
 	[RDMAP_SW_WR_RDMA_WRITE] = {
 		IB_WR_RDMA_WRITE, RDMAP_SW_WC_RDMA_WRITE,
-		RSW_OP_SGE | RSW_OP_INLINE },
+		RSW_WR_SGE | RSW_WR_INLINE },
 	[RDMAP_SW_WR_RDMA_READ] = {
 		IB_WR_RDMA_READ, RDMAP_SW_WC_RDMA_READ,
-		RSW_OP_SGE | RSW_OP_READ },
+		RSW_WR_SGE | RSW_WR_READ },
 	[RDMAP_SW_WR_RDMA_READ_WITH_INV] = {
 		IB_WR_RDMA_READ_WITH_INV, RDMAP_SW_WC_RDMA_READ,
-		RSW_OP_SGE | RSW_OP_READ },
+		RSW_WR_SGE | RSW_WR_READ },
 	[RDMAP_SW_WR_REG_MR] = {
-		IB_WR_REG_MR, RDMAP_SW_WC_REG_MR, RSW_OP_LOCAL },
+		IB_WR_REG_MR, RDMAP_SW_WC_REG_MR, RSW_WR_LOCAL },
 	[RDMAP_SW_WR_LOCAL_INV] = {
-		IB_WR_LOCAL_INV, RDMAP_SW_WC_LOCAL_INV, RSW_OP_LOCAL },
+		IB_WR_LOCAL_INV, RDMAP_SW_WC_LOCAL_INV, RSW_WR_LOCAL },
 };
 
 const struct rsw_sq_op *rsw_sq_op(u32 opcode)
@@ -480,16 +480,16 @@ static u8 rsw_sqe_check_user(const struct rsw_qp *qp,
 	if (sqe->opcode >= ARRAY_SIZE(rsw_sq_ops))
 		return RDMAP_SW_WC_LOC_QP_OP_ERR;
 	info = &rsw_sq_ops[sqe->opcode];
-	if (info->flags & RSW_OP_LOCAL || sqe->flags & ~RSW_SQE_USER_FLAGS)
+	if (info->flags & RSW_WR_LOCAL || sqe->flags & ~RSW_SQE_USER_FLAGS)
 		return RDMAP_SW_WC_LOC_QP_OP_ERR;
 	if (sqe->flags & RDMAP_SW_SQE_INLINE) {
-		if (!(info->flags & RSW_OP_INLINE) || sqe->num_sge)
+		if (!(info->flags & RSW_WR_INLINE) || sqe->num_sge)
 			return RDMAP_SW_WC_LOC_QP_OP_ERR;
 		if (sqe->length > qp->max_inline)
 			return RDMAP_SW_WC_LOC_LEN_ERR;
 		return RDMAP_SW_WC_SUCCESS;
 	}
-	if (info->flags & RSW_OP_READ)
+	if (info->flags & RSW_WR_READ)
 		max = min_t(u32, max, RSW_MAX_SGE_RD);
 	return rsw_sges_check_user(sqe->sge, sqe->num_sge, max, sqe->length);
 }
@@ -748,7 +748,7 @@ enum rsw_sq_take rsw_qp_sq_take(struct rsw_qp *qp, struct rdmap_sw_sqe *sqe,
 	if (!rsw_wq_take(qp, &qp->sq, sqe, idx))
 		return RSW_SQ_EMPTY;
 	if (sqe->opcode >= ARRAY_SIZE(rsw_sq_ops) ||
-	    !(rsw_sq_ops[sqe->opcode].flags & RSW_OP_LOCAL))
+	    !(rsw_sq_ops[sqe->opcode].flags & RSW_WR_LOCAL))
 		return RSW_SQ_WIRE;
 	rsw_qp_sq_complete(qp, *idx, rsw_sq_exec_local(qp, sqe), 0);
 	return RSW_SQ_LOCAL;

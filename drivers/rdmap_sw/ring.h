@@ -41,10 +41,10 @@ static inline struct rdmap_sw_rqe *rsw_srq_slot(const struct rsw_srq *srq,
  * table in ring.c (rsw_sq_op(), rsw_sq_opcode()).
  */
 enum rsw_sq_op_flags {
-	RSW_OP_SGE = 1 << 0,	/* carries an SGE list */
-	RSW_OP_INLINE = 1 << 1,	/* may carry inline data instead */
-	RSW_OP_LOCAL = 1 << 2,	/* executed here, no wire */
-	RSW_OP_READ = 1 << 3,	/* SGEs are the Read sink: RSW_MAX_SGE_RD */
+	RSW_WR_SGE = 1 << 0,	/* carries an SGE list */
+	RSW_WR_INLINE = 1 << 1,	/* may carry inline data instead */
+	RSW_WR_LOCAL = 1 << 2,	/* executed here, no wire */
+	RSW_WR_READ = 1 << 3,	/* SGEs are the Read sink: RSW_MAX_SGE_RD */
 };
 
 struct rsw_sq_op {

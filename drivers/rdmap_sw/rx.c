@@ -11,7 +11,7 @@
  *
  *   4 octets     ULPDU_Length and the control word: length limit
  *   16 or 20     the DDP header (by T): versions, opcode, T, QN, ...
- *   op's length  the opcode's fixed RDMAP header (table below)
+ *   op's length  the opcode's fixed RDMAP header (opcode.h's table)
  *   Terminate    its optional DDP and RDMA headers (by its D, R and the
  *                terminated header's own T)
  *
@@ -63,62 +63,10 @@
 #include "internal.h"
 #include "fpdu.h"
 
-/* Per-opcode facts (RFC 5040 Figure 4, RFC 7306 Figure 2). */
-struct rsw_rx_opinfo {
-	u8 hdr_len;		/* ULPDU_Length .. end of the fixed headers */
-	bool tagged;		/* the DDP T flag the opcode requires */
-	bool enabled;		/* implemented: RFC 7306 rows are not yet */
-	bool payload;		/* may carry ULP payload after hdr_len */
-	bool consumes_rq;	/* completes a posted receive */
-	bool inval;		/* carries an Invalidate STag */
-	u8 qn;			/* DDP queue of an untagged opcode */
-	/* Checks the header once hdr_len octets are in. */
-	enum rsw_rx_state (*check)(struct rsw_rx *rx);
-};
-
 /* A chunk of the stream still to be parsed. */
 struct rsw_rx_in {
 	const u8 *p;
 	size_t len;
-};
-
-static enum rsw_rx_state rsw_rx_check_tagged(struct rsw_rx *rx);
-static enum rsw_rx_state rsw_rx_check_untagged(struct rsw_rx *rx);
-static enum rsw_rx_state rsw_rx_check_term(struct rsw_rx *rx);
-static enum rsw_rx_state rsw_rx_check_rreq(struct rsw_rx *rx);
-
-#define RSW_RX_TAGGED(op)						\
-	[op] = { .hdr_len = sizeof(struct rsw_ddp_tagged), .tagged = true, \
-		 .enabled = true, .payload = true,			\
-		 .check = rsw_rx_check_tagged }
-#define RSW_RX_SEND(op, inv)						\
-	[op] = { .hdr_len = sizeof(struct rsw_ddp_untagged),		\
-		 .enabled = true, .payload = true, .consumes_rq = true,	\
-		 .inval = inv, .qn = RSW_QN_SEND,			\
-		 .check = rsw_rx_check_untagged }
-
-static const struct rsw_rx_opinfo rsw_rx_opinfo[RSW_OP_NUM] = {
-	RSW_RX_TAGGED(RSW_OP_WRITE),
-	[RSW_OP_READ_REQ] = { .hdr_len = sizeof(struct rsw_hdr_rreq),
-			      .enabled = true, .qn = RSW_QN_READ_REQ,
-			      .check = rsw_rx_check_rreq },
-	RSW_RX_TAGGED(RSW_OP_READ_RESP),
-	RSW_RX_SEND(RSW_OP_SEND, false),
-	RSW_RX_SEND(RSW_OP_SEND_INV, true),
-	RSW_RX_SEND(RSW_OP_SEND_SE, false),
-	RSW_RX_SEND(RSW_OP_SEND_SE_INV, true),
-	[RSW_OP_TERMINATE] = { .hdr_len = sizeof(struct rsw_hdr_term),
-			       .enabled = true, .qn = RSW_QN_TERMINATE,
-			       .check = rsw_rx_check_term },
-	/* RFC 7306: refused (RDMAP unexpected opcode) until implemented. */
-	[RSW_OP_IMM_DATA] = { .hdr_len = sizeof(struct rsw_hdr_imm),
-			      .consumes_rq = true, .qn = RSW_QN_SEND },
-	[RSW_OP_IMM_DATA_SE] = { .hdr_len = sizeof(struct rsw_hdr_imm),
-				 .consumes_rq = true, .qn = RSW_QN_SEND },
-	[RSW_OP_ATOMIC_REQ] = { .hdr_len = sizeof(struct rsw_hdr_atomic_req),
-				.qn = RSW_QN_READ_REQ },
-	[RSW_OP_ATOMIC_RESP] = { .hdr_len = sizeof(struct rsw_hdr_atomic_resp),
-				 .qn = RSW_QN_ATOMIC_RESP },
 };
 
 static const char * const rsw_rx_state_names[RSW_RX_NSTATES] = {
@@ -235,10 +183,11 @@ static enum rsw_rx_state rsw_rx_check_ddp(struct rsw_rx *rx)
 					    RSW_DDP_EC_U_VERSION);
 	if (rsw_rdmap_version(c) != RSW_RDMAP_VERSION)
 		return rsw_rx_fail_rdmap(rx, RSW_RDMAP_EC_VERSION);
-	if (opcode >= RSW_OP_NUM || !rsw_rx_opinfo[opcode].enabled ||
-	    rsw_rx_opinfo[opcode].tagged != tagged)
+	rx->op = rsw_rdmap_op(opcode);
+	if (!rx->op || !rx->op->rx_check || rx->op->tagged != tagged) {
+		rx->op = NULL;
 		return rsw_rx_fail_rdmap(rx, RSW_RDMAP_EC_OPCODE);
-	rx->op = &rsw_rx_opinfo[opcode];
+	}
 	return rsw_rx_want(rx, rx->op->hdr_len);
 }
 
@@ -269,7 +218,7 @@ static enum rsw_rx_state rsw_rx_hdr_done(struct rsw_rx *rx)
  * Tagged (Write, Read Response): the STag, TO and length are the
  * consumer's to check at placement; a zero-length segment places nothing.
  */
-static enum rsw_rx_state rsw_rx_check_tagged(struct rsw_rx *rx)
+enum rsw_rx_state rsw_rx_check_tagged(struct rsw_rx *rx)
 {
 	const struct rsw_ddp_tagged *t = &rx->hdr.tagged;
 
@@ -314,7 +263,7 @@ static enum rsw_rx_state rsw_rx_untagged_window(struct rsw_rx *rx)
 	return rsw_rx_hdr_done(rx);
 }
 
-static enum rsw_rx_state rsw_rx_check_untagged(struct rsw_rx *rx)
+enum rsw_rx_state rsw_rx_check_untagged(struct rsw_rx *rx)
 {
 	const struct rsw_ddp_untagged *u = &rx->hdr.untagged;
 	u32 qn = be32_to_cpu(u->qn);
@@ -330,7 +279,7 @@ static enum rsw_rx_state rsw_rx_check_untagged(struct rsw_rx *rx)
 }
 
 /* A Read Request: the DDP checks, then the QP's remote read right. */
-static enum rsw_rx_state rsw_rx_check_rreq(struct rsw_rx *rx)
+enum rsw_rx_state rsw_rx_check_rreq(struct rsw_rx *rx)
 {
 	enum rsw_rx_state next = rsw_rx_check_untagged(rx);
 
@@ -346,7 +295,7 @@ static enum rsw_rx_state rsw_rx_check_rreq(struct rsw_rx *rx)
  * terminated DDP header's own T flag (two octets into it) says how long it
  * is, so that control word is fetched first.
  */
-static enum rsw_rx_state rsw_rx_check_term(struct rsw_rx *rx)
+enum rsw_rx_state rsw_rx_check_term(struct rsw_rx *rx)
 {
 	const struct rsw_rdmap_term *t = &rx->hdr.term.term;
 	u32 fixed = sizeof(struct rsw_hdr_term);
@@ -376,7 +325,7 @@ static enum rsw_rx_state rsw_rx_hdr_check(struct rsw_rx *rx)
 		if (next != RSW_RX_HDR || rx->have < rx->want)
 			return next;
 	}
-	return rx->op->check(rx);
+	return rx->op->rx_check(rx);
 }
 
 /* Take up to @max octets of @in into @dst, CRC included; returns taken. */

@@ -157,7 +157,7 @@ struct rsw_rx_config {
 	const u32 *qp_access;
 };
 
-struct rsw_rx_opinfo;
+struct rsw_rdmap_op;
 
 /* Parser state of one stream; owned by the QP, serialised by its caller. */
 struct rsw_rx {
@@ -173,7 +173,7 @@ struct rsw_rx {
 	bool ddp_hdr;		/* the DDP header is complete in hdr */
 	bool seg_valid;		/* header accepted: seg describes it */
 	bool paused;		/* rsw_rx_pause() until rsw_rx_resume() */
-	const struct rsw_rx_opinfo *op;	/* row of the opcode, once checked */
+	const struct rsw_rdmap_op *op;	/* row of the opcode, once checked */
 	struct rsw_rx_seg seg;
 	struct rsw_rx_term term;
 	u8 trailer[RSW_MPA_CRC_LEN];

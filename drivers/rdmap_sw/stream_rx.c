@@ -246,8 +246,7 @@ static bool rsw_stream_send_done(struct rsw_stream *s,
 	struct rsw_rq_result res = {
 		.status = r->status,
 		.byte_len = seg->mo + seg->payload_len,
-		.solicited = seg->opcode == RSW_OP_SEND_SE ||
-			     seg->opcode == RSW_OP_SEND_SE_INV,
+		.solicited = rsw_rdmap_op_solicited(seg->opcode),
 	};
 	enum rsw_mr_err err;
 
@@ -282,9 +281,38 @@ static bool rsw_stream_send_done(struct rsw_stream *s,
 	return true;
 }
 
+/*
+ * Delivery handlers of the opcode table (opcode.h): @seg arrived whole and
+ * valid; false refuses it with @term.
+ */
+bool rsw_stream_deliver_write(struct rsw_stream *s,
+			      const struct rsw_rx_seg *seg,
+			      struct rsw_rx_term *term)
+{
+	if (s->rtr_wait && s->conn.rtr == RSW_MPA_RTR_WRITE &&
+	    !seg->payload_len)
+		s->rtr_wait = false;
+	return true;
+}
+
+bool rsw_stream_deliver_rresp(struct rsw_stream *s,
+			      const struct rsw_rx_seg *seg,
+			      struct rsw_rx_term *term)
+{
+	return !seg->last || rsw_stream_read_done(s, term);
+}
+
+bool rsw_stream_deliver_send(struct rsw_stream *s,
+			     const struct rsw_rx_seg *seg,
+			     struct rsw_rx_term *term)
+{
+	return !seg->last || rsw_stream_send_done(s, seg, term);
+}
+
 /* A Read Request: owed a Read Response (checked when it is sent). */
-static void rsw_stream_read_req(struct rsw_stream *s,
-				const struct rsw_rx_seg *seg)
+bool rsw_stream_deliver_rreq(struct rsw_stream *s,
+			     const struct rsw_rx_seg *seg,
+			     struct rsw_rx_term *term)
 {
 	const struct rsw_rdmap_rreq *q = &seg->hdr->rreq.rreq;
 
@@ -299,11 +327,13 @@ static void rsw_stream_read_req(struct rsw_stream *s,
 	s->rx_wake = true;		/* a Read Response is owed */
 	if (s->rtr_wait && s->conn.rtr == RSW_MPA_RTR_READ)
 		s->rtr_wait = false;
+	return true;
 }
 
 /* The peer's Terminate: the stream is over, the QP goes to ERROR. */
-static void rsw_stream_term_rcvd(struct rsw_stream *s,
-				 const struct rsw_rx_seg *seg)
+bool rsw_stream_deliver_term(struct rsw_stream *s,
+			     const struct rsw_rx_seg *seg,
+			     struct rsw_rx_term *term)
 {
 	const struct rsw_rdmap_term *t = &seg->hdr->term.term;
 
@@ -315,6 +345,7 @@ static void rsw_stream_term_rcvd(struct rsw_stream *s,
 	s->stats.term_etype = s->peer_term.etype;
 	s->stats.term_ecode = s->peer_term.ecode;
 	rsw_stream_set_why(s, RSW_WHY_PEER_TERM, -ECONNABORTED);
+	return true;
 }
 
 static bool rsw_stream_seg_done(void *ctx, const struct rsw_rx_seg *seg,
@@ -334,23 +365,7 @@ static bool rsw_stream_seg_done(void *ctx, const struct rsw_rx_seg *seg,
 	}
 	if (s->why)		/* after a Terminate nothing counts */
 		return true;
-	switch (seg->opcode) {
-	case RSW_OP_WRITE:
-		if (s->rtr_wait && s->conn.rtr == RSW_MPA_RTR_WRITE &&
-		    !seg->payload_len)
-			s->rtr_wait = false;
-		return true;
-	case RSW_OP_READ_RESP:
-		return !seg->last || rsw_stream_read_done(s, term);
-	case RSW_OP_READ_REQ:
-		rsw_stream_read_req(s, seg);
-		return true;
-	case RSW_OP_TERMINATE:
-		rsw_stream_term_rcvd(s, seg);
-		return true;
-	default:	/* the Send types */
-		return !seg->last || rsw_stream_send_done(s, seg, term);
-	}
+	return rsw_rdmap_ops[seg->opcode].deliver(s, seg, term);
 }
 
 static void rsw_stream_rx_stop(void *ctx, const struct rsw_rx_seg *seg,

@@ -51,8 +51,8 @@ static void rsw_tx_untagged(struct rsw_tx *tx, struct rsw_ddp_untagged *u,
 }
 
 /* The Terminate header with the parts @t carries; its length. */
-static u32 rsw_tx_term_hdr(struct rsw_tx *tx, struct rsw_tx_fpdu *f,
-			   const struct rsw_tx_term *t)
+static u32 rsw_tx_term_parts(struct rsw_tx *tx, struct rsw_tx_fpdu *f,
+			     const struct rsw_tx_term *t)
 {
 	const struct rsw_ctrl *inner = (const struct rsw_ctrl *)t->hdr;
 	const struct rsw_rx_term *why = &t->why;
@@ -82,30 +82,46 @@ static u32 rsw_tx_term_hdr(struct rsw_tx *tx, struct rsw_tx_fpdu *f,
 	return len;
 }
 
-/* Header of the segment at message offset @pos: its length. */
-static u32 rsw_tx_hdr(struct rsw_tx *tx, struct rsw_tx_fpdu *f, u32 pos)
+/*
+ * Header builders of the opcode table (opcode.h): the header of the
+ * segment at message offset @pos into @f (zeroed), its length.
+ */
+u32 rsw_tx_hdr_term(struct rsw_tx *tx, struct rsw_tx_fpdu *f, u32 pos)
+{
+	return rsw_tx_term_parts(tx, f, &tx->msg.term);
+}
+
+u32 rsw_tx_hdr_tagged(struct rsw_tx *tx, struct rsw_tx_fpdu *f, u32 pos)
 {
 	const struct rsw_tx_msg *m = &tx->msg;
 
+	f->hdr.tagged.stag = cpu_to_be32(m->stag);
+	f->hdr.tagged.to = cpu_to_be64(m->to + pos);
+	return sizeof(struct rsw_ddp_tagged);
+}
+
+u32 rsw_tx_hdr_rreq(struct rsw_tx *tx, struct rsw_tx_fpdu *f, u32 pos)
+{
+	f->hdr.rreq = tx->msg.rreq;
+	rsw_tx_untagged(tx, &f->hdr.rreq.ddp, RSW_QN_READ_REQ, 0);
+	return sizeof(struct rsw_hdr_rreq);
+}
+
+u32 rsw_tx_hdr_send(struct rsw_tx *tx, struct rsw_tx_fpdu *f, u32 pos)
+{
+	const struct rsw_tx_msg *m = &tx->msg;
+
+	if (rsw_rdmap_op_inval(m->op))
+		f->hdr.untagged.inval_stag = cpu_to_be32(m->inval_stag);
+	rsw_tx_untagged(tx, &f->hdr.untagged, RSW_QN_SEND, pos);
+	return sizeof(struct rsw_ddp_untagged);
+}
+
+/* Header of the segment at message offset @pos: its length. */
+static u32 rsw_tx_hdr(struct rsw_tx *tx, struct rsw_tx_fpdu *f, u32 pos)
+{
 	memset(f->hdr_octets, 0, sizeof(f->hdr_octets));
-	switch (m->op) {
-	case RSW_OP_WRITE:
-	case RSW_OP_READ_RESP:
-		f->hdr.tagged.stag = cpu_to_be32(m->stag);
-		f->hdr.tagged.to = cpu_to_be64(m->to + pos);
-		return sizeof(struct rsw_ddp_tagged);
-	case RSW_OP_READ_REQ:
-		f->hdr.rreq = m->rreq;
-		rsw_tx_untagged(tx, &f->hdr.rreq.ddp, RSW_QN_READ_REQ, 0);
-		return sizeof(struct rsw_hdr_rreq);
-	case RSW_OP_TERMINATE:
-		return rsw_tx_term_hdr(tx, f, &m->term);
-	default:
-		if (rsw_rdmap_op_inval(m->op))
-			f->hdr.untagged.inval_stag = cpu_to_be32(m->inval_stag);
-		rsw_tx_untagged(tx, &f->hdr.untagged, RSW_QN_SEND, pos);
-		return sizeof(struct rsw_ddp_untagged);
-	}
+	return rsw_rdmap_ops[tx->msg.op].tx_hdr(tx, f, pos);
 }
 
 /* Fixed header length of the message's segments, for sizing them. */

@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rdmap_sw: the table of RDMAP opcodes (see opcode.h).  Data only: a
+ * constant, so no lock and no lifetime.
+ */
+#include "internal.h"
+
+#define RSW_ROW_TAGGED(op, nm, deliver_fn)				\
+	[op] = { .name = nm, .hdr_len = sizeof(struct rsw_ddp_tagged),	\
+		 .tagged = true, .payload = true,			\
+		 .rx_check = rsw_rx_check_tagged,			\
+		 .deliver = deliver_fn, .tx_hdr = rsw_tx_hdr_tagged }
+
+#define RSW_ROW_SEND(op, nm, inv, se)					\
+	[op] = { .name = nm, .hdr_len = sizeof(struct rsw_ddp_untagged), \
+		 .qn = RSW_QN_SEND, .payload = true, .consumes_rq = true, \
+		 .inval = inv, .solicited = se,				\
+		 .rx_check = rsw_rx_check_untagged,			\
+		 .deliver = rsw_stream_deliver_send,			\
+		 .tx_hdr = rsw_tx_hdr_send }
+
+const struct rsw_rdmap_op rsw_rdmap_ops[RSW_OP_NUM] = {
+	RSW_ROW_TAGGED(RSW_OP_WRITE, "WRITE", rsw_stream_deliver_write),
+	[RSW_OP_READ_REQ] = {
+		.name = "READ_REQ", .hdr_len = sizeof(struct rsw_hdr_rreq),
+		.qn = RSW_QN_READ_REQ,
+		.rx_check = rsw_rx_check_rreq,
+		.deliver = rsw_stream_deliver_rreq,
+		.tx_hdr = rsw_tx_hdr_rreq,
+	},
+	RSW_ROW_TAGGED(RSW_OP_READ_RESP, "READ_RESP",
+		       rsw_stream_deliver_rresp),
+	RSW_ROW_SEND(RSW_OP_SEND, "SEND", false, false),
+	RSW_ROW_SEND(RSW_OP_SEND_INV, "SEND_INV", true, false),
+	RSW_ROW_SEND(RSW_OP_SEND_SE, "SEND_SE", false, true),
+	RSW_ROW_SEND(RSW_OP_SEND_SE_INV, "SEND_SE_INV", true, true),
+	[RSW_OP_TERMINATE] = {
+		.name = "TERMINATE", .hdr_len = sizeof(struct rsw_hdr_term),
+		.qn = RSW_QN_TERMINATE,
+		.rx_check = rsw_rx_check_term,
+		.deliver = rsw_stream_deliver_term,
+		.tx_hdr = rsw_tx_hdr_term,
+	},
+	/* RFC 7306: refused on receive (no RX check) until implemented. */
+	[RSW_OP_IMM_DATA] = {
+		.name = "IMM_DATA", .hdr_len = sizeof(struct rsw_hdr_imm),
+		.qn = RSW_QN_SEND, .consumes_rq = true,
+	},
+	[RSW_OP_IMM_DATA_SE] = {
+		.name = "IMM_DATA_SE", .hdr_len = sizeof(struct rsw_hdr_imm),
+		.qn = RSW_QN_SEND, .consumes_rq = true, .solicited = true,
+	},
+	[RSW_OP_ATOMIC_REQ] = {
+		.name = "ATOMIC_REQ",
+		.hdr_len = sizeof(struct rsw_hdr_atomic_req),
+		.qn = RSW_QN_READ_REQ,
+	},
+	[RSW_OP_ATOMIC_RESP] = {
+		.name = "ATOMIC_RESP",
+		.hdr_len = sizeof(struct rsw_hdr_atomic_resp),
+		.qn = RSW_QN_ATOMIC_RESP,
+	},
+};
+EXPORT_SYMBOL_IF_KUNIT(rsw_rdmap_ops);
