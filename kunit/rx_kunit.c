@@ -714,8 +714,8 @@ RX_BAD_SEND(opcode_reserved, rsw_rdmap_set_opcode(&h->c, 0xd),
 	    RX_UNTAGGED_LEN, RX_RDMAP_OP, RSW_RDMAP_EC_OPCODE)
 RX_BAD_SEND(opcode_0xf, rsw_rdmap_set_opcode(&h->c, 0xf),
 	    RX_UNTAGGED_LEN, RX_RDMAP_OP, RSW_RDMAP_EC_OPCODE)
-RX_BAD_SEND(opcode_rfc7306, rsw_rdmap_set_opcode(&h->c, RSW_OP_IMM_DATA),
-	    sizeof(struct rsw_hdr_imm), RX_RDMAP_OP, RSW_RDMAP_EC_OPCODE)
+RX_BAD_SEND(opcode_0xc, rsw_rdmap_set_opcode(&h->c, 0xc),
+	    RX_UNTAGGED_LEN, RX_RDMAP_OP, RSW_RDMAP_EC_OPCODE)
 RX_BAD_SEND(send_tagged, rsw_ddp_set_tagged(&h->c, true),
 	    RX_UNTAGGED_LEN, RX_RDMAP_OP, RSW_RDMAP_EC_OPCODE)
 RX_BAD_SEND(ddp_version_untagged, rsw_ddp_set_version(&h->c, 2),
@@ -878,7 +878,7 @@ static const struct rx_case rx_cases[] = {
 	{ "ULPDU shorter than its header", rx_b_short_ulpdu },
 	{ "reserved opcode 0xd", rx_b_opcode_reserved },
 	{ "reserved opcode 0xf", rx_b_opcode_0xf },
-	{ "RFC 7306 opcode refused", rx_b_opcode_rfc7306 },
+	{ "reserved opcode 0xc (after RFC 7306)", rx_b_opcode_0xc },
 	{ "send with T set", rx_b_send_tagged },
 	{ "write with T clear", rx_b_write_untagged },
 	{ "DDP version 2, untagged", rx_b_ddp_version_untagged },

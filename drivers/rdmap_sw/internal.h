@@ -249,6 +249,21 @@ enum rsw_mr_err rsw_mr_copy_to(const struct rsw_mr_ref *ref, u64 to,
 enum rsw_mr_err rsw_mr_copy_from(const struct rsw_mr_ref *ref, u64 to,
 				 void *dst, size_t len);
 /*
+ * The value @a leaves in a word that held @old (RFC 7306 section 5.1's
+ * pseudo-code).  Pure.
+ */
+u64 rsw_atomic_apply(const struct rsw_atomic *a, u64 old);
+/*
+ * Execute @a on the 64-bit word at @to of @ref's MR (which must carry
+ * IB_ACCESS_REMOTE_ATOMIC) with a CPU atomic, so that the process or
+ * kernel owning the memory sees it atomic against its own atomics; the
+ * word's value before it in *@orig.  @to must be 8-aligned; a word that
+ * the MR's page list does not map 8-aligned fails with RSW_MR_ERR_BOUNDS.
+ * Any context (the MR lock is a BH lock).
+ */
+enum rsw_mr_err rsw_mr_atomic(const struct rsw_mr_ref *ref, u64 to,
+			      const struct rsw_atomic *a, u64 *orig);
+/*
  * Describe the range in at most @max_bv bio_vecs (zero-copy TX with
  * MSG_SPLICE_PAGES): *@nr_bv used, *@bytes covered (less than @len when
  * @max_bv ran out).  No page references are taken: splicing is only safe
@@ -599,7 +614,9 @@ int rsw_tx_wqe(struct rsw_tx *tx, struct rsw_qp *qp,
  * Answer an inbound Read Request.  The source is checked with
  * IB_ACCESS_REMOTE_READ first (zero length: not checked): -EACCES and the
  * RFC 5040 section 7 reason in *@term, nothing sent; the caller sends the
- * Terminate.
+ * Terminate.  An Atomic Request (@rr->atomic) is executed here, on a
+ * target checked with IB_ACCESS_REMOTE_ATOMIC, and answered with its
+ * Atomic Response; refused, *@term asks for @rr->ddp in the Terminate.
  */
 int rsw_tx_read_response(struct rsw_tx *tx, const struct rsw_tx_rresp *rr,
 			 struct rsw_rx_term *term);

@@ -414,6 +414,84 @@ enum rsw_mr_err rsw_mr_copy_from(const struct rsw_mr_ref *ref, u64 to,
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_mr_copy_from);
 
+/* Independent additions in the fields the set bits of @mask end. */
+static u64 rsw_atomic_masked_add(u64 old, u64 add, u64 mask)
+{
+	u64 sum = 0, field;
+	unsigned int lo = 0, hi;
+
+	while (lo < 64) {
+		hi = mask >> lo ? __ffs64(mask >> lo) + lo : 63;
+		field = GENMASK_ULL(hi, lo);
+		/* The carry out of the field's top bit is dropped. */
+		sum |= ((old & field) + (add & field)) & field;
+		lo = hi + 1;
+	}
+	return sum;
+}
+
+u64 rsw_atomic_apply(const struct rsw_atomic *a, u64 old)
+{
+	switch (a->op) {
+	case RSW_ATOMIC_FETCH_ADD:
+		return rsw_atomic_masked_add(old, a->data, a->data_mask);
+	case RSW_ATOMIC_SWAP:
+		return a->data;
+	case RSW_ATOMIC_CMP_SWAP:
+		if ((a->cmp ^ old) & a->cmp_mask)
+			return old;
+		return (old & ~a->data_mask) | (a->data & a->data_mask);
+	}
+	return old;
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_atomic_apply);
+
+struct rsw_mr_atomic_op {
+	const struct rsw_atomic *a;
+	u64 orig;
+	bool done;
+};
+
+static bool rsw_mr_atomic_seg(void *arg, struct page *page, unsigned int off,
+			      unsigned int len)
+{
+	struct rsw_mr_atomic_op *op = arg;
+	u64 *word, old;
+	u8 *p;
+
+	if (len != sizeof(u64) || !IS_ALIGNED(off, sizeof(u64)))
+		return false;
+	p = kmap_local_page(page);
+	word = (u64 *)(p + off);
+	old = READ_ONCE(*word);
+	while (!try_cmpxchg64(word, &old, rsw_atomic_apply(op->a, old)))
+		;
+	kunmap_local(p);
+	op->orig = old;
+	op->done = true;
+	return true;
+}
+
+enum rsw_mr_err rsw_mr_atomic(const struct rsw_mr_ref *ref, u64 to,
+			      const struct rsw_atomic *a, u64 *orig)
+{
+	struct rsw_mr_atomic_op op = { .a = a };
+	enum rsw_mr_err err;
+
+	if (!(ref->right & IB_ACCESS_REMOTE_ATOMIC))
+		return RSW_MR_ERR_ACCESS;
+	if (!IS_ALIGNED(to, sizeof(u64)))
+		return RSW_MR_ERR_BOUNDS;
+	err = rsw_mr_walk(ref, to, sizeof(u64), rsw_mr_atomic_seg, &op);
+	if (err)
+		return err;
+	if (!op.done)
+		return RSW_MR_ERR_BOUNDS;
+	*orig = op.orig;
+	return RSW_MR_OK;
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_mr_atomic);
+
 struct rsw_mr_bvec_fill {
 	struct bio_vec *bv;
 	unsigned int nr;

@@ -148,6 +148,18 @@ enum rsw_mr_use {
 	RSW_MR_USE_INVALIDATE,	/* Send with (SE and) Invalidate */
 };
 
+/*
+ * An RFC 7306 atomic operation as the Responder executes it: AOpCode and
+ * the request's operands in host order (sections 5.1.1-5.1.3).
+ */
+struct rsw_atomic {
+	u8 op;			/* enum rsw_atomic_op */
+	u64 data;		/* Add Data or Swap Data */
+	u64 data_mask;		/* Add Mask or Swap Mask */
+	u64 cmp;		/* Compare Data */
+	u64 cmp_mask;		/* Compare Mask */
+};
+
 /* A Terminate's layer / error type / error code (wire.h values). */
 struct rsw_mr_term {
 	u8 layer;

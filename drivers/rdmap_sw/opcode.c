@@ -19,6 +19,13 @@
 		 .deliver = rsw_stream_deliver_send,			\
 		 .tx_hdr = rsw_tx_hdr_send }
 
+#define RSW_ROW_IMM(op, nm, se)						\
+	[op] = { .name = nm, .hdr_len = sizeof(struct rsw_hdr_imm),	\
+		 .qn = RSW_QN_SEND, .consumes_rq = true, .solicited = se, \
+		 .rx_check = rsw_rx_check_untagged,			\
+		 .deliver = rsw_stream_deliver_imm,			\
+		 .tx_hdr = rsw_tx_hdr_imm }
+
 const struct rsw_rdmap_op rsw_rdmap_ops[RSW_OP_NUM] = {
 	RSW_ROW_TAGGED(RSW_OP_WRITE, "WRITE", rsw_stream_deliver_write),
 	[RSW_OP_READ_REQ] = {
@@ -41,24 +48,28 @@ const struct rsw_rdmap_op rsw_rdmap_ops[RSW_OP_NUM] = {
 		.deliver = rsw_stream_deliver_term,
 		.tx_hdr = rsw_tx_hdr_term,
 	},
-	/* RFC 7306: refused on receive (no RX check) until implemented. */
-	[RSW_OP_IMM_DATA] = {
-		.name = "IMM_DATA", .hdr_len = sizeof(struct rsw_hdr_imm),
-		.qn = RSW_QN_SEND, .consumes_rq = true,
-	},
-	[RSW_OP_IMM_DATA_SE] = {
-		.name = "IMM_DATA_SE", .hdr_len = sizeof(struct rsw_hdr_imm),
-		.qn = RSW_QN_SEND, .consumes_rq = true, .solicited = true,
-	},
+	/*
+	 * RFC 7306.  Immediate Data's eight octets are a fixed header: a
+	 * ULPDU with anything after them is too long for its buffer of
+	 * length 0 (section 6.3: exactly 8 bytes).
+	 */
+	RSW_ROW_IMM(RSW_OP_IMM_DATA, "IMM_DATA", false),
+	RSW_ROW_IMM(RSW_OP_IMM_DATA_SE, "IMM_DATA_SE", true),
 	[RSW_OP_ATOMIC_REQ] = {
 		.name = "ATOMIC_REQ",
 		.hdr_len = sizeof(struct rsw_hdr_atomic_req),
 		.qn = RSW_QN_READ_REQ,
+		.rx_check = rsw_rx_check_atomic_req,
+		.deliver = rsw_stream_deliver_atomic_req,
+		.tx_hdr = rsw_tx_hdr_atomic_req,
 	},
 	[RSW_OP_ATOMIC_RESP] = {
 		.name = "ATOMIC_RESP",
 		.hdr_len = sizeof(struct rsw_hdr_atomic_resp),
 		.qn = RSW_QN_ATOMIC_RESP,
+		.rx_check = rsw_rx_check_untagged,
+		.deliver = rsw_stream_deliver_atomic_resp,
+		.tx_hdr = rsw_tx_hdr_atomic_resp,
 	},
 };
 EXPORT_SYMBOL_IF_KUNIT(rsw_rdmap_ops);

@@ -117,6 +117,7 @@ enum rsw_rx_state rsw_rx_check_tagged(struct rsw_rx *rx);
 enum rsw_rx_state rsw_rx_check_untagged(struct rsw_rx *rx);
 enum rsw_rx_state rsw_rx_check_rreq(struct rsw_rx *rx);
 enum rsw_rx_state rsw_rx_check_term(struct rsw_rx *rx);
+enum rsw_rx_state rsw_rx_check_atomic_req(struct rsw_rx *rx);
 
 bool rsw_stream_deliver_write(struct rsw_stream *s,
 			      const struct rsw_rx_seg *seg,
@@ -133,10 +134,23 @@ bool rsw_stream_deliver_send(struct rsw_stream *s,
 bool rsw_stream_deliver_term(struct rsw_stream *s,
 			     const struct rsw_rx_seg *seg,
 			     struct rsw_rx_term *term);
+bool rsw_stream_deliver_imm(struct rsw_stream *s,
+			    const struct rsw_rx_seg *seg,
+			    struct rsw_rx_term *term);
+bool rsw_stream_deliver_atomic_req(struct rsw_stream *s,
+				   const struct rsw_rx_seg *seg,
+				   struct rsw_rx_term *term);
+bool rsw_stream_deliver_atomic_resp(struct rsw_stream *s,
+				    const struct rsw_rx_seg *seg,
+				    struct rsw_rx_term *term);
 
 u32 rsw_tx_hdr_tagged(struct rsw_tx *tx, struct rsw_tx_fpdu *f, u32 pos);
 u32 rsw_tx_hdr_rreq(struct rsw_tx *tx, struct rsw_tx_fpdu *f, u32 pos);
 u32 rsw_tx_hdr_send(struct rsw_tx *tx, struct rsw_tx_fpdu *f, u32 pos);
 u32 rsw_tx_hdr_term(struct rsw_tx *tx, struct rsw_tx_fpdu *f, u32 pos);
+u32 rsw_tx_hdr_imm(struct rsw_tx *tx, struct rsw_tx_fpdu *f, u32 pos);
+u32 rsw_tx_hdr_atomic_req(struct rsw_tx *tx, struct rsw_tx_fpdu *f, u32 pos);
+u32 rsw_tx_hdr_atomic_resp(struct rsw_tx *tx, struct rsw_tx_fpdu *f,
+			   u32 pos);
 
 #endif /* _RDMAP_SW_OPCODE_H */

@@ -390,6 +390,22 @@ static int rsw_sqe_op_fields(struct rsw_qp *qp, const struct ib_send_wr *wr,
 	case RDMAP_SW_WR_SEND_WITH_INV:
 		sqe->inv_stag = wr->ex.invalidate_rkey;
 		break;
+	case RDMAP_SW_WR_ATOMIC_CMP_AND_SWP:
+	case RDMAP_SW_WR_ATOMIC_FETCH_AND_ADD:
+	case RDMAP_SW_WR_MASKED_ATOMIC_CMP_AND_SWP:
+	case RDMAP_SW_WR_MASKED_ATOMIC_FETCH_AND_ADD:
+		sqe->rstag = atomic_wr(wr)->rkey;
+		sqe->raddr = atomic_wr(wr)->remote_addr;
+		sqe->atomic.compare_add = atomic_wr(wr)->compare_add;
+		sqe->atomic.swap = atomic_wr(wr)->swap;
+		sqe->atomic.compare_add_mask = atomic_wr(wr)->compare_add_mask;
+		sqe->atomic.swap_mask = atomic_wr(wr)->swap_mask;
+		break;
+	case RDMAP_SW_WR_RDMA_WRITE_WITH_IMM:
+		sqe->imm_data = (__force u32)wr->ex.imm_data;
+		sqe->rstag = rdma_wr(wr)->rkey;
+		sqe->raddr = rdma_wr(wr)->remote_addr;
+		break;
 	case RDMAP_SW_WR_RDMA_READ_WITH_INV:
 		sqe->inv_stag = wr->ex.invalidate_rkey;
 		fallthrough;
@@ -451,9 +467,15 @@ static int rsw_sqe_fill(struct rsw_qp *qp, const struct ib_send_wr *wr,
 
 		if (info->flags & RSW_WR_READ)
 			max = min_t(u32, max, RSW_MAX_SGE_RD);
+		if (info->flags & RSW_WR_ATOMIC)
+			max = 1;
 		ret = rsw_wqe_sges(sqe->sge, wr->sg_list, wr->num_sge, max,
 				   &sqe->length);
 		sqe->num_sge = wr->num_sge;
+		/* The result of an atomic is one 64-bit word. */
+		if (!ret && info->flags & RSW_WR_ATOMIC &&
+		    (wr->num_sge != 1 || sqe->length != sizeof(u64)))
+			ret = -EINVAL;
 	} else {
 		/* Local operations carry no data. */
 		ret = wr->num_sge ? -EINVAL : 0;

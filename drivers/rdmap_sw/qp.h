@@ -200,6 +200,7 @@ static inline struct rsw_qp *to_rsw_qp(struct ib_qp *ibqp)
  */
 struct rsw_rq_result {
 	u8 status;		/* enum rdmap_sw_cqe_status */
+	u8 opcode;		/* RDMAP_SW_WC_*: 0 keeps the entry's own */
 	u8 cqe_flags;		/* RDMAP_SW_CQE_WITH_INV / _WITH_IMM */
 	bool solicited;		/* the Send carried the SE bit */
 	u32 byte_len;

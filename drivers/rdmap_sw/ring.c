@@ -77,6 +77,21 @@ static const struct rsw_sq_op rsw_sq_ops[] = {
 		IB_WR_REG_MR, RDMAP_SW_WC_REG_MR, RSW_WR_LOCAL },
 	[RDMAP_SW_WR_LOCAL_INV] = {
 		IB_WR_LOCAL_INV, RDMAP_SW_WC_LOCAL_INV, RSW_WR_LOCAL },
+	[RDMAP_SW_WR_RDMA_WRITE_WITH_IMM] = {
+		IB_WR_RDMA_WRITE_WITH_IMM, RDMAP_SW_WC_RDMA_WRITE,
+		RSW_WR_SGE | RSW_WR_INLINE },
+	[RDMAP_SW_WR_ATOMIC_CMP_AND_SWP] = {
+		IB_WR_ATOMIC_CMP_AND_SWP, RDMAP_SW_WC_COMP_SWAP,
+		RSW_WR_SGE | RSW_WR_ATOMIC },
+	[RDMAP_SW_WR_ATOMIC_FETCH_AND_ADD] = {
+		IB_WR_ATOMIC_FETCH_AND_ADD, RDMAP_SW_WC_FETCH_ADD,
+		RSW_WR_SGE | RSW_WR_ATOMIC },
+	[RDMAP_SW_WR_MASKED_ATOMIC_CMP_AND_SWP] = {
+		IB_WR_MASKED_ATOMIC_CMP_AND_SWP, RDMAP_SW_WC_MASKED_COMP_SWAP,
+		RSW_WR_SGE | RSW_WR_ATOMIC },
+	[RDMAP_SW_WR_MASKED_ATOMIC_FETCH_AND_ADD] = {
+		IB_WR_MASKED_ATOMIC_FETCH_AND_ADD, RDMAP_SW_WC_MASKED_FETCH_ADD,
+		RSW_WR_SGE | RSW_WR_ATOMIC },
 };
 
 const struct rsw_sq_op *rsw_sq_op(u32 opcode)
@@ -445,6 +460,8 @@ int rsw_wqe_sges(struct rdmap_sw_sge *dst, const struct ib_sge *src,
  *                                                          LOC_QP_OP_ERR
  *               length <= the QP's max_inline              LOC_LEN_ERR
  *       else: num_sge <= the SQ's max_sge (1 for Reads)    LOC_QP_OP_ERR
+ *             atomics: num_sge 1                           LOC_QP_OP_ERR
+ *                      length 8                            LOC_LEN_ERR
  *             length == the sum of the SGE lengths, which is at most
  *             RSW_MAX_MSG_SIZE                             LOC_LEN_ERR
  *  RQE  num_sge <= the RQ's max_sge                        LOC_QP_OP_ERR
@@ -491,6 +508,12 @@ static u8 rsw_sqe_check_user(const struct rsw_qp *qp,
 	}
 	if (info->flags & RSW_WR_READ)
 		max = min_t(u32, max, RSW_MAX_SGE_RD);
+	if (info->flags & RSW_WR_ATOMIC) {
+		if (sqe->num_sge != 1)
+			return RDMAP_SW_WC_LOC_QP_OP_ERR;
+		if (sqe->length != sizeof(u64))
+			return RDMAP_SW_WC_LOC_LEN_ERR;
+	}
 	return rsw_sges_check_user(sqe->sge, sqe->num_sge, max, sqe->length);
 }
 
@@ -718,6 +741,8 @@ static void rsw_wq_finish(struct rsw_qp *qp, struct rsw_wq *wq, u32 idx,
 	}
 	s = rsw_wq_slot(wq, idx);
 	s->status = res->status;
+	if (res->opcode)
+		s->opcode = res->opcode;
 	s->byte_len = res->byte_len;
 	s->ex_data = res->ex_data;
 	s->vendor_err = res->vendor_err;

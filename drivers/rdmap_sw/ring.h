@@ -45,6 +45,7 @@ enum rsw_sq_op_flags {
 	RSW_WR_INLINE = 1 << 1,	/* may carry inline data instead */
 	RSW_WR_LOCAL = 1 << 2,	/* executed here, no wire */
 	RSW_WR_READ = 1 << 3,	/* SGEs are the Read sink: RSW_MAX_SGE_RD */
+	RSW_WR_ATOMIC = 1 << 4,	/* one SGE of 8 bytes: the atomic's result */
 };
 
 struct rsw_sq_op {

@@ -291,6 +291,26 @@ enum rsw_rx_state rsw_rx_check_rreq(struct rsw_rx *rx)
 }
 
 /*
+ * An Atomic Request: the DDP checks, then RFC 7306 section 8.2's: a target
+ * that is not 64-bit aligned is a catastrophic error of the stream, and so
+ * is a reserved AOpCode (no code fits better).  No QP-level right: iw_cm
+ * never grants IB_ACCESS_REMOTE_ATOMIC to a QP; the MR's is checked when
+ * the request is executed.
+ */
+enum rsw_rx_state rsw_rx_check_atomic_req(struct rsw_rx *rx)
+{
+	const struct rsw_rdmap_atomic_req *a = &rx->hdr.atomic_req.atomic;
+	enum rsw_rx_state next = rsw_rx_check_untagged(rx);
+
+	if (next == RSW_RX_ERROR)
+		return next;
+	if (!IS_ALIGNED(be64_to_cpu(a->to), sizeof(u64)) ||
+	    rsw_atomic_op(a) >= RSW_ATOMIC_NUM)
+		return rsw_rx_fail_rdmap(rx, RSW_RDMAP_EC_CATASTROPHIC_STREAM);
+	return next;
+}
+
+/*
  * Terminate: its optional parts make the header longer.  With D, the
  * terminated DDP header's own T flag (two octets into it) says how long it
  * is, so that control word is fetched first.

@@ -322,22 +322,24 @@ static void rsw_stream_tx_abort(struct rsw_stream *s)
 	rsw_tx_abort(&s->tx, s->qp);
 }
 
-/* Owed Read Responses, oldest first, between messages. */
+/* Owed Read and Atomic Responses, oldest first, between messages. */
 static int rsw_stream_tx_rresp(struct rsw_stream *s)
 {
 	struct rsw_rx_term term = {};
+	const struct rsw_tx_rresp *rr;
 	int ret = 0;
 
 	while (s->rr_head != s->rr_tail) {
-		ret = rsw_tx_read_response(&s->tx,
-					   &s->rr[s->rr_head % s->rr_size],
-					   &term);
+		rr = &s->rr[s->rr_head % s->rr_size];
+		ret = rsw_tx_read_response(&s->tx, rr, &term);
 		if (ret == -EBUSY)
 			return 0;	/* a message is in progress */
 		s->rr_head++;
 		if (ret == -EACCES) {
 			memset(&s->term, 0, sizeof(s->term));
 			s->term.why = term;
+			if (term.ddp_hdr)
+				memcpy(s->term.hdr, &rr->ddp, sizeof(rr->ddp));
 			rsw_stream_set_why(s, RSW_WHY_TERMINATE, -ECONNABORTED);
 			return -EACCES;
 		}

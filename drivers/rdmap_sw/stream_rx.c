@@ -97,6 +97,11 @@ static void rsw_stream_window(void *ctx, u8 qn, u32 msn,
 	case RSW_QN_TERMINATE:
 		w->count = 1;
 		break;
+	case RSW_QN_ATOMIC_RESP:
+		/* Responses come in request order: the oldest must be ours. */
+		w->count = !s->rtr_read && rsw_tx_read_oldest(&s->tx) &&
+			   rsw_tx_read_oldest(&s->tx)->atomic;
+		break;
 	}
 }
 
@@ -163,7 +168,8 @@ static bool rsw_stream_place_tagged(void *ctx, const struct rsw_rx_seg *seg,
 		 * Only the sink of the oldest outstanding Read, and only
 		 * the range it asked for, whatever rights the MR has.
 		 */
-		if (!rd || s->rtr_read || seg->stag != rd->sink_stag) {
+		if (!rd || s->rtr_read || rd->atomic ||
+		    seg->stag != rd->sink_stag) {
 			rsw_stream_set_term(term, RSW_TERM_LAYER_DDP,
 					    RSW_DDP_ET_TAGGED,
 					    RSW_DDP_EC_T_INVALID_STAG);
@@ -292,6 +298,116 @@ bool rsw_stream_deliver_write(struct rsw_stream *s,
 	if (s->rtr_wait && s->conn.rtr == RSW_MPA_RTR_WRITE &&
 	    !seg->payload_len)
 		s->rtr_wait = false;
+	s->write_len += seg->payload_len;
+	if (seg->last) {
+		s->write_last = s->write_len;
+		s->write_len = 0;
+	}
+	return true;
+}
+
+/*
+ * Immediate Data (RFC 7306 section 6): completes the next receive as
+ * RECV_RDMA_WITH_IMM, with the first four of the eight octets as the
+ * verbs' immediate data and the length of the Write before it, if any, as
+ * byte_len (a Write with Immediate's two messages).
+ */
+bool rsw_stream_deliver_imm(struct rsw_stream *s,
+			    const struct rsw_rx_seg *seg,
+			    struct rsw_rx_term *term)
+{
+	struct rsw_stream_recv *r = &s->recv;
+	struct rsw_rq_result res = {
+		.status = r->status,
+		.opcode = RDMAP_SW_WC_RECV_RDMA_WITH_IMM,
+		.cqe_flags = RDMAP_SW_CQE_WITH_IMM,
+		.byte_len = s->write_last,
+		.solicited = rsw_rdmap_op_solicited(seg->opcode),
+	};
+
+	s->msn[RSW_QN_SEND]++;
+	r->active = false;
+	s->write_last = 0;
+	if (r->rtr) {
+		/* Not the zero-length Send the RTR exchange announced. */
+		rsw_stream_set_term(term, RSW_TERM_LAYER_RDMAP,
+				    RSW_RDMAP_ET_REMOTE_OP,
+				    RSW_RDMAP_EC_OPCODE);
+		return false;
+	}
+	memcpy(&res.ex_data, &seg->hdr->imm.imm, sizeof(res.ex_data));
+	rsw_qp_rq_complete(s->qp, r->idx, &res);
+	return true;
+}
+
+/*
+ * An Atomic Request: owed an Atomic Response, executed when it is its
+ * turn among the owed responses (TX, rsw_tx_read_response()).  The
+ * 64-bit alignment and AOpCode were checked by the parser.
+ */
+bool rsw_stream_deliver_atomic_req(struct rsw_stream *s,
+				   const struct rsw_rx_seg *seg,
+				   struct rsw_rx_term *term)
+{
+	const struct rsw_rdmap_atomic_req *a = &seg->hdr->atomic_req.atomic;
+	struct rsw_tx_rresp *rr = &s->rr[s->rr_tail++ % s->rr_size];
+
+	*rr = (struct rsw_tx_rresp) {
+		.src_stag = be32_to_cpu(a->stag),
+		.src_to = be64_to_cpu(a->to),
+		.len = sizeof(u64),
+		.atomic = true,
+		.req_id = a->req_id,
+		.op = {
+			.op = rsw_atomic_op(a),
+			.data = be64_to_cpu(a->data),
+			.data_mask = be64_to_cpu(a->data_mask),
+			.cmp = be64_to_cpu(a->cmp),
+			.cmp_mask = be64_to_cpu(a->cmp_mask),
+		},
+		.ddp = seg->hdr->atomic_req.ddp,
+	};
+	s->msn[RSW_QN_READ_REQ]++;
+	s->rx_wake = true;		/* an Atomic Response is owed */
+	return true;
+}
+
+/*
+ * An Atomic Response: the oldest outstanding request is an Atomic one
+ * (the window said so); its Original Remote Data goes to the WQE's result
+ * buffer in host order and the WQE completes.
+ */
+bool rsw_stream_deliver_atomic_resp(struct rsw_stream *s,
+				    const struct rsw_rx_seg *seg,
+				    struct rsw_rx_term *term)
+{
+	const struct rsw_rdmap_atomic_resp *a = &seg->hdr->atomic_resp.atomic;
+	const struct rsw_tx_rd *rd = rsw_tx_read_oldest(&s->tx);
+	u8 status = RDMAP_SW_WC_SUCCESS;
+	u64 orig = be64_to_cpu(a->orig);
+	struct rsw_mr_ref ref;
+	u32 idx;
+
+	s->msn[RSW_QN_ATOMIC_RESP]++;
+	if (!rd || !rd->atomic || a->req_id != rd->req_id) {
+		rsw_stream_set_term(term, RSW_TERM_LAYER_RDMAP,
+				    RSW_RDMAP_ET_REMOTE_OP,
+				    RSW_RDMAP_EC_OPCODE);
+		return false;
+	}
+	if (rsw_mr_get(s->qp->rsw, s->qp->base.pd, rd->sink_stag,
+		       rd->sink_to, sizeof(orig), IB_ACCESS_LOCAL_WRITE, &ref)) {
+		status = RDMAP_SW_WC_LOC_PROT_ERR;
+	} else {
+		if (rsw_mr_copy_to(&ref, rd->sink_to, &orig, sizeof(orig)))
+			status = RDMAP_SW_WC_LOC_PROT_ERR;
+		rsw_mr_ref_put(&ref);
+	}
+	rsw_tx_read_done(&s->tx, &idx);
+	if (s->tx.sqe_pending)
+		s->rx_wake = true;
+	rsw_qp_sq_complete(s->qp, idx, status,
+			   status ? 0 : sizeof(orig));
 	return true;
 }
 

@@ -117,6 +117,27 @@ u32 rsw_tx_hdr_send(struct rsw_tx *tx, struct rsw_tx_fpdu *f, u32 pos)
 	return sizeof(struct rsw_ddp_untagged);
 }
 
+u32 rsw_tx_hdr_imm(struct rsw_tx *tx, struct rsw_tx_fpdu *f, u32 pos)
+{
+	f->hdr.imm.imm = tx->msg.imm;
+	rsw_tx_untagged(tx, &f->hdr.imm.ddp, RSW_QN_SEND, 0);
+	return sizeof(struct rsw_hdr_imm);
+}
+
+u32 rsw_tx_hdr_atomic_req(struct rsw_tx *tx, struct rsw_tx_fpdu *f, u32 pos)
+{
+	f->hdr.atomic_req.atomic = tx->msg.atomic;
+	rsw_tx_untagged(tx, &f->hdr.atomic_req.ddp, RSW_QN_READ_REQ, 0);
+	return sizeof(struct rsw_hdr_atomic_req);
+}
+
+u32 rsw_tx_hdr_atomic_resp(struct rsw_tx *tx, struct rsw_tx_fpdu *f, u32 pos)
+{
+	f->hdr.atomic_resp.atomic = tx->msg.aresp;
+	rsw_tx_untagged(tx, &f->hdr.atomic_resp.ddp, RSW_QN_ATOMIC_RESP, 0);
+	return sizeof(struct rsw_hdr_atomic_resp);
+}
+
 /* Header of the segment at message offset @pos: its length. */
 static u32 rsw_tx_hdr(struct rsw_tx *tx, struct rsw_tx_fpdu *f, u32 pos)
 {
@@ -405,7 +426,8 @@ static int rsw_tx_push(struct rsw_tx *tx, bool *last)
 	int n;
 
 	n = tx->sink->send(tx->sink_ctx, tx->batch, tx->nbatch,
-			   !tx->batch[tx->nbatch - 1].last || tx->msg_more);
+			   !tx->batch[tx->nbatch - 1].last || tx->msg_more ||
+			   tx->msg.imm_next);
 	rsw_tx_release(tx, tx->nbatch);
 	if (n < 0)
 		return n;
@@ -535,6 +557,85 @@ static u8 rsw_tx_read_msg(struct rsw_tx *tx)
 	return RDMAP_SW_WC_SUCCESS;
 }
 
+/* Is @sqe an Atomic Request (the Read resources: ORD, the rd ring)? */
+static bool rsw_tx_sqe_atomic(const struct rdmap_sw_sqe *sqe)
+{
+	switch (sqe->opcode) {
+	case RDMAP_SW_WR_ATOMIC_CMP_AND_SWP:
+	case RDMAP_SW_WR_ATOMIC_FETCH_AND_ADD:
+	case RDMAP_SW_WR_MASKED_ATOMIC_CMP_AND_SWP:
+	case RDMAP_SW_WR_MASKED_ATOMIC_FETCH_AND_ADD:
+		return true;
+	}
+	return false;
+}
+
+/*
+ * The wire operands of an atomic WQE (the verbs' fields) as RFC 7306
+ * section 5.2.1 wants them: an unmasked FetchAdd is one 64-bit field
+ * (Add Mask 0); an unmasked CmpSwap compares and swaps all 64 bits.
+ */
+static void rsw_tx_atomic_operands(const struct rdmap_sw_sqe *sqe,
+				   struct rsw_rdmap_atomic_req *a)
+{
+	const struct rdmap_sw_sqe_atomic *op = &sqe->atomic;
+
+	switch (sqe->opcode) {
+	case RDMAP_SW_WR_ATOMIC_FETCH_AND_ADD:
+		rsw_atomic_set_op(a, RSW_ATOMIC_FETCH_ADD);
+		rsw_atomic_set_operands(a, RSW_ATOMIC_FETCH_ADD,
+					op->compare_add, 0, 0, 0);
+		break;
+	case RDMAP_SW_WR_MASKED_ATOMIC_FETCH_AND_ADD:
+		rsw_atomic_set_op(a, RSW_ATOMIC_FETCH_ADD);
+		rsw_atomic_set_operands(a, RSW_ATOMIC_FETCH_ADD,
+					op->compare_add, op->compare_add_mask,
+					0, 0);
+		break;
+	case RDMAP_SW_WR_ATOMIC_CMP_AND_SWP:
+		rsw_atomic_set_op(a, RSW_ATOMIC_CMP_SWAP);
+		rsw_atomic_set_operands(a, RSW_ATOMIC_CMP_SWAP, op->swap,
+					RSW_ATOMIC_MASK_ALL, op->compare_add,
+					RSW_ATOMIC_MASK_ALL);
+		break;
+	default:	/* RDMAP_SW_WR_MASKED_ATOMIC_CMP_AND_SWP */
+		rsw_atomic_set_op(a, RSW_ATOMIC_CMP_SWAP);
+		rsw_atomic_set_operands(a, RSW_ATOMIC_CMP_SWAP, op->swap,
+					op->swap_mask, op->compare_add,
+					op->compare_add_mask);
+		break;
+	}
+}
+
+/*
+ * Atomic Request of the WQE copy: the result buffer is its one 8-byte
+ * SGE (checked writable now, and again when the response is placed).
+ * The Request Identifier is the WQE's SQ ticket.  0 or the WC status.
+ */
+static u8 rsw_tx_atomic_msg(struct rsw_tx *tx)
+{
+	const struct rdmap_sw_sqe *sqe = &tx->sqe;
+	const struct rdmap_sw_sge *res = &sqe->atomic.result;
+	struct rsw_rdmap_atomic_req *a = &tx->msg.atomic;
+	struct rsw_mr_ref ref;
+
+	if (sqe->num_sge != 1 || sqe->flags & RDMAP_SW_SQE_INLINE ||
+	    res->length != sizeof(u64))
+		return RDMAP_SW_WC_LOC_LEN_ERR;
+	if (rsw_mr_get(tx->rsw, tx->pd, res->lkey, res->addr, sizeof(u64),
+		       IB_ACCESS_LOCAL_WRITE, &ref))
+		return RDMAP_SW_WC_LOC_PROT_ERR;
+	rsw_mr_ref_put(&ref);
+	memset(a, 0, sizeof(*a));
+	rsw_tx_atomic_operands(sqe, a);
+	a->req_id = cpu_to_be32(tx->sqe_idx);
+	a->stag = cpu_to_be32(sqe->rstag);
+	a->to = cpu_to_be64(sqe->raddr);
+	tx->msg.op = RSW_OP_ATOMIC_REQ;
+	tx->msg.kind = RSW_TX_READ;
+	return RDMAP_SW_WC_SUCCESS;
+}
+
 /* Make the WQE copy tx->sqe the message in progress; 0 or WC status. */
 static u8 rsw_tx_wqe_msg(struct rsw_tx *tx)
 {
@@ -549,6 +650,10 @@ static u8 rsw_tx_wqe_msg(struct rsw_tx *tx)
 		m->op = rsw_tx_send_op(sqe);
 		m->inval_stag = sqe->inv_stag;
 		break;
+	case RDMAP_SW_WR_RDMA_WRITE_WITH_IMM:
+		m->imm_next = true;
+		memcpy(&m->imm, &sqe->imm_data, sizeof(sqe->imm_data));
+		fallthrough;
 	case RDMAP_SW_WR_RDMA_WRITE:
 		m->op = RSW_OP_WRITE;
 		m->stag = sqe->rstag;
@@ -557,6 +662,11 @@ static u8 rsw_tx_wqe_msg(struct rsw_tx *tx)
 	case RDMAP_SW_WR_RDMA_READ:
 	case RDMAP_SW_WR_RDMA_READ_WITH_INV:
 		return rsw_tx_read_msg(tx);
+	case RDMAP_SW_WR_ATOMIC_CMP_AND_SWP:
+	case RDMAP_SW_WR_ATOMIC_FETCH_AND_ADD:
+	case RDMAP_SW_WR_MASKED_ATOMIC_CMP_AND_SWP:
+	case RDMAP_SW_WR_MASKED_ATOMIC_FETCH_AND_ADD:
+		return rsw_tx_atomic_msg(tx);
 	default:
 		return RDMAP_SW_WC_LOC_QP_OP_ERR;
 	}
@@ -598,6 +708,11 @@ static void rsw_tx_finish(struct rsw_tx *tx, struct rsw_qp *qp)
 			.len = sqe->length,
 			.inv = sqe->opcode == RDMAP_SW_WR_RDMA_READ_WITH_INV,
 		};
+		if (rsw_tx_sqe_atomic(sqe)) {
+			rd->atomic = true;
+			rd->len = sizeof(u64);
+			rd->req_id = tx->msg.atomic.req_id;
+		}
 		/*
 		 * Read with Local Invalidate invalidates the sink's own STag
 		 * (the RDMAC verbs' definition).  ex.invalidate_rkey is not
@@ -613,7 +728,25 @@ static void rsw_tx_finish(struct rsw_tx *tx, struct rsw_qp *qp)
 	}
 	if (kind == RSW_TX_WQE && qp)
 		rsw_qp_sq_complete(qp, tx->sqe_idx, RDMAP_SW_WC_SUCCESS,
-				   tx->msg.len);
+				   tx->sqe.length);
+}
+
+/*
+ * A Write with Immediate's Write is out: its Immediate Data message
+ * follows (RFC 7306 section 7: completed after the Write is placed), Send
+ * queue, with Solicited Event if the WQE asked.  The verbs' 32 bits of
+ * immediate data are the first four octets of the eight on the wire.
+ */
+static void rsw_tx_imm_next(struct rsw_tx *tx)
+{
+	struct rsw_tx_msg *m = &tx->msg;
+
+	m->imm_next = false;
+	m->op = tx->sqe.flags & RDMAP_SW_SQE_SOLICITED ? RSW_OP_IMM_DATA_SE :
+							  RSW_OP_IMM_DATA;
+	m->src = RSW_TX_SRC_NONE;
+	m->len = 0;
+	m->done = 0;
 }
 
 /* Continue the message in progress; 0 when it is finished. */
@@ -625,6 +758,10 @@ static int rsw_tx_resume(struct rsw_tx *tx, struct rsw_qp *qp)
 	if (tx->msg.kind == RSW_TX_IDLE)
 		return 0;
 	ret = rsw_tx_emit(tx, &err);
+	if (!ret && tx->msg.imm_next) {
+		rsw_tx_imm_next(tx);
+		ret = rsw_tx_emit(tx, &err);
+	}
 	if (ret == -EFAULT) {
 		/*
 		 * The memory went away mid-message (invalidated or
@@ -662,27 +799,67 @@ int rsw_tx_wqe(struct rsw_tx *tx, struct rsw_qp *qp,
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_tx_wqe);
 
+/* @term for a refused Read or Atomic Request source: -EACCES. */
+static int rsw_tx_rresp_refused(enum rsw_mr_err err, struct rsw_rx_term *term)
+{
+	struct rsw_mr_term mt = rsw_mr_err_to_term(err, RSW_MR_USE_READ_REQ);
+
+	*term = (struct rsw_rx_term) {
+		.layer = mt.layer, .etype = mt.etype, .ecode = mt.ecode,
+	};
+	return -EACCES;
+}
+
+/*
+ * Execute an Atomic Request now, its turn among the responses, and make
+ * its Atomic Response the message in progress.  A refused target sends a
+ * Terminate with the request's DDP header (RFC 7306 section 8.1 rule 2).
+ */
+static int rsw_tx_atomic_response(struct rsw_tx *tx,
+				  const struct rsw_tx_rresp *rr,
+				  struct rsw_rx_term *term)
+{
+	struct rsw_tx_msg *m = &tx->msg;
+	struct rsw_mr_ref ref;
+	enum rsw_mr_err err;
+	u64 orig;
+
+	err = rsw_mr_get(tx->rsw, tx->pd, rr->src_stag, rr->src_to,
+			 sizeof(u64), IB_ACCESS_REMOTE_ATOMIC, &ref);
+	if (!err) {
+		err = rsw_mr_atomic(&ref, rr->src_to, &rr->op, &orig);
+		rsw_mr_ref_put(&ref);
+	}
+	if (err) {
+		rsw_tx_rresp_refused(err, term);
+		term->ddp_hdr = true;
+		return -EACCES;
+	}
+	memset(m, 0, sizeof(*m));
+	m->kind = RSW_TX_RRESP;
+	m->op = RSW_OP_ATOMIC_RESP;
+	m->src = RSW_TX_SRC_NONE;
+	m->aresp.req_id = rr->req_id;
+	m->aresp.orig = cpu_to_be64(orig);
+	return rsw_tx_resume(tx, NULL);
+}
+
 int rsw_tx_read_response(struct rsw_tx *tx, const struct rsw_tx_rresp *rr,
 			 struct rsw_rx_term *term)
 {
 	struct rsw_tx_msg *m = &tx->msg;
-	struct rsw_mr_term mt;
 	struct rsw_mr_ref ref;
 	enum rsw_mr_err err;
 
 	if (m->kind != RSW_TX_IDLE)
 		return -EBUSY;
+	if (rr->atomic)
+		return rsw_tx_atomic_response(tx, rr, term);
 	if (rr->len) {
 		err = rsw_mr_get(tx->rsw, tx->pd, rr->src_stag, rr->src_to,
 				 rr->len, IB_ACCESS_REMOTE_READ, &ref);
-		if (err) {
-			mt = rsw_mr_err_to_term(err, RSW_MR_USE_READ_REQ);
-			*term = (struct rsw_rx_term) {
-				.layer = mt.layer, .etype = mt.etype,
-				.ecode = mt.ecode,
-			};
-			return -EACCES;
-		}
+		if (err)
+			return rsw_tx_rresp_refused(err, term);
 		rsw_mr_ref_put(&ref);
 	}
 	memset(m, 0, sizeof(*m));
@@ -759,7 +936,8 @@ static bool rsw_tx_blocked(const struct rsw_tx *tx)
 {
 	const struct rdmap_sw_sqe *sqe = &tx->sqe;
 	bool read = sqe->opcode == RDMAP_SW_WR_RDMA_READ ||
-		    sqe->opcode == RDMAP_SW_WR_RDMA_READ_WITH_INV;
+		    sqe->opcode == RDMAP_SW_WR_RDMA_READ_WITH_INV ||
+		    rsw_tx_sqe_atomic(sqe);
 	u32 out = rsw_tx_reads_outstanding(tx);
 
 	if (sqe->flags & RDMAP_SW_SQE_FENCE && out)

@@ -121,12 +121,21 @@ struct rsw_tx_config {
  * An inbound Read Request to answer (RFC 5040 section 4.4 fields): the
  * Read Response goes to the requester's sink, from the local source.
  */
+/*
+ * A response owed to the peer, in the order its requests came (RFC 7306
+ * section 7): a Read Response, or with @atomic the Atomic Response of an
+ * Atomic Request on @src_stag/@src_to, executed when it is its turn.
+ */
 struct rsw_tx_rresp {
 	u32 sink_stag;
 	u64 sink_to;
 	u32 src_stag;
 	u64 src_to;
 	u32 len;
+	bool atomic;
+	__be32 req_id;			/* Atomic: Request Identifier */
+	struct rsw_atomic op;		/* Atomic: operation, operands */
+	struct rsw_ddp_untagged ddp;	/* Atomic: the request's DDP header */
 };
 
 /*
@@ -152,8 +161,8 @@ enum rsw_tx_src {
 enum rsw_tx_kind {
 	RSW_TX_IDLE,		/* no message in progress */
 	RSW_TX_WQE,		/* Send or Write: complete the WQE */
-	RSW_TX_READ,		/* Read Request: WQE outstanding until RX */
-	RSW_TX_RRESP,		/* Read Response: nothing to complete */
+	RSW_TX_READ,		/* Read or Atomic Request: WQE outstanding */
+	RSW_TX_RRESP,		/* Read or Atomic Response: nothing to complete */
 	RSW_TX_TERM,		/* Terminate */
 };
 
@@ -167,11 +176,15 @@ struct rsw_tx_msg {
 	u32 stag;		/* tagged: sink STag, base TO */
 	u64 to;
 	u32 inval_stag;		/* Send with Invalidate */
+	bool imm_next;		/* Write with Immediate: Immediate Data next */
 	u32 src_stag;		/* RSW_TX_SRC_MR */
 	u64 src_to;
 	union {
 		struct rsw_hdr_rreq rreq;	/* Read Request header */
 		struct rsw_tx_term term;	/* Terminate */
+		struct rsw_rdmap_atomic_req atomic;	/* Atomic Request */
+		struct rsw_rdmap_atomic_resp aresp;	/* Atomic Response */
+		struct rsw_rdmap_imm imm;	/* Immediate Data */
 	};
 };
 
@@ -186,6 +199,9 @@ struct rsw_tx_rd {
 	u64 sink_to;
 	u32 inv_stag;		/* READ_WITH_INV: the sink STag, invalidated */
 	bool inv;
+	/* An Atomic Request: the result goes to sink_stag/sink_to, len 8. */
+	bool atomic;
+	__be32 req_id;		/* its Request Identifier */
 };
 
 /* TX state of one stream; owned by the QP, serialised by its caller. */
@@ -197,7 +213,7 @@ struct rsw_tx {
 	const struct rsw_tx_sink_ops *sink;
 	void *sink_ctx;
 
-	u32 msn[RSW_QN_TERMINATE + 1];	/* next MSN per untagged queue */
+	u32 msn[RSW_QN_NUM];		/* next MSN per untagged queue */
 	struct rsw_tx_msg msg;
 	u32 sqe_idx;			/* ticket of tx->sqe while in progress */
 	bool sqe_pending;		/* taken, waiting for a fence or ORD */

@@ -157,6 +157,13 @@ static int rsw_query_device(struct ib_device *ibdev,
 	attr->max_sge_rd = RSW_MAX_SGE_RD;
 	attr->max_qp_rd_atom = RSW_MAX_RD_ATOM;
 	attr->max_qp_init_rd_atom = RSW_MAX_RD_ATOM;
+	/*
+	 * RFC 7306 atomics run as CPU atomics on the target memory
+	 * (rsw_mr_atomic()), so they are atomic against the CPUs' own, in
+	 * this process and any other that maps the memory: global.
+	 */
+	attr->atomic_cap = IB_ATOMIC_GLOB;
+	attr->masked_atomic_cap = IB_ATOMIC_GLOB;
 	attr->max_srq = RSW_MAX_SRQ;
 	attr->max_srq_wr = RSW_MAX_SRQ_WR;
 	attr->max_srq_sge = RSW_MAX_SGE;

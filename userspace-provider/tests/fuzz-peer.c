@@ -1008,22 +1008,30 @@ static void gen_bad_op(struct kase *k)
 		put32(&k->body, rnd32(k));
 		what_add(k, "read-response-unsolicited");
 		break;
+	/*
+	 * RFC 7306 is implemented: its messages are refused only when
+	 * malformed.  Immediate Data longer than its eight octets (section
+	 * 6.3: exactly 8), an Atomic Request on a target that is not 64-bit
+	 * aligned (section 8.2).
+	 */
 	case 2: op = OP_IMM + below(&k->r, 2);
 		fpdu_untagged(&k->body, op, true, 0, 0, k->msn_send, 0);
 		put64(&k->body, rnd(&k->r));
-		what_add(k, "immediate-data");
+		put8(&k->body, rnd32(k));
+		what_add(k, "immediate-data-9-octets");
 		break;
 	default: fpdu_untagged(&k->body, OP_ATOMIC_REQ, true, 0, 1,
 			       k->msn_rreq, 0);
 		put32(&k->body, below(&k->r, 3));
 		put32(&k->body, rnd32(k));
 		put32(&k->body, v.region_mr->rkey);
-		put64(&k->body, region_va() + 8 * below(&k->r, REGION / 8));
+		put64(&k->body, region_va() + 8 * below(&k->r, REGION / 8) +
+				1 + below(&k->r, 7));
 		put64(&k->body, rnd(&k->r));
 		put64(&k->body, ~0ULL);
 		put64(&k->body, rnd(&k->r));
 		put64(&k->body, ~0ULL);
-		what_add(k, "atomic-request");
+		what_add(k, "atomic-request-misaligned");
 	}
 	fpdu_add(k, at, fpdu_end(&k->body, at, k->crc));
 	expect(k, EXP_TERM);
