@@ -111,7 +111,10 @@ static int rsw_qp_map(struct rsw_qp *qp, int cmd_fd,
 static void rsw_qp_init_wr_ops(struct rsw_qp *qp);
 
 #define RSW_QP_SEND_OPS (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_INV | \
-			 IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_READ)
+			 IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_READ | \
+			 IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
+			 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
+			 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
 
 /*
  * Both creation verbs end here.  @attr is updated with the capacities the
@@ -299,6 +302,29 @@ static int rsw_fill_inline(struct rsw_qp *qp, const struct ibv_send_wr *wr,
 #define RSW_SEND_FLAGS (IBV_SEND_SIGNALED | IBV_SEND_SOLICITED | \
 			IBV_SEND_FENCE | IBV_SEND_INLINE)
 
+static bool rsw_opcode_atomic(uint8_t opcode)
+{
+	return opcode == RDMAP_SW_WR_ATOMIC_CMP_AND_SWP ||
+	       opcode == RDMAP_SW_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/*
+ * An RFC 7306 atomic: the peer's word at @raddr of @rkey; the original
+ * value comes back into the one 8-byte SGE (the kernel checks it too).
+ */
+static void rsw_sqe_atomic(struct rdmap_sw_sqe *sqe, uint8_t opcode,
+			   uint32_t rkey, uint64_t raddr, uint64_t compare_add,
+			   uint64_t swap)
+{
+	sqe->opcode = opcode;
+	sqe->rstag = rkey;
+	sqe->raddr = raddr;
+	sqe->atomic.compare_add = compare_add;
+	sqe->atomic.swap = swap;
+	sqe->atomic.compare_add_mask = 0;
+	sqe->atomic.swap_mask = 0;
+}
+
 /* Validate @wr and write it into @sqe (a free slot). */
 static int rsw_fill_sqe(struct rsw_qp *qp, const struct ibv_send_wr *wr,
 			struct rdmap_sw_sqe *sqe)
@@ -323,6 +349,12 @@ static int rsw_fill_sqe(struct rsw_qp *qp, const struct ibv_send_wr *wr,
 		sqe->rstag = wr->wr.rdma.rkey;
 		sqe->raddr = wr->wr.rdma.remote_addr;
 		break;
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		sqe->opcode = RDMAP_SW_WR_RDMA_WRITE_WITH_IMM;
+		sqe->rstag = wr->wr.rdma.rkey;
+		sqe->raddr = wr->wr.rdma.remote_addr;
+		sqe->imm_data = wr->imm_data;	/* network order, as given */
+		break;
 	case IBV_WR_RDMA_READ:
 		sqe->opcode = RDMAP_SW_WR_RDMA_READ;
 		sqe->rstag = wr->wr.rdma.rkey;
@@ -331,8 +363,23 @@ static int rsw_fill_sqe(struct rsw_qp *qp, const struct ibv_send_wr *wr,
 			max_sge = RSW_MAX_SGE_RD;
 		can_inline = false;
 		break;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		if (wr->num_sge != 1 || wr->sg_list[0].length != 8)
+			return EINVAL;
+		rsw_sqe_atomic(sqe, wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ?
+				    RDMAP_SW_WR_ATOMIC_CMP_AND_SWP :
+				    RDMAP_SW_WR_ATOMIC_FETCH_AND_ADD,
+			       wr->wr.atomic.rkey, wr->wr.atomic.remote_addr,
+			       wr->wr.atomic.compare_add, wr->wr.atomic.swap);
+		max_sge = 1;
+		can_inline = false;
+		break;
 	default:
-		/* Immediate data, atomics, MW binds: not on this device. */
+		/*
+		 * Send with Immediate would need two receives for one WR
+		 * on iWARP (a Send, then Immediate Data): refused.
+		 */
 		return EINVAL;
 	}
 	if (qp->sig_all || (wr->send_flags & IBV_SEND_SIGNALED))
@@ -509,6 +556,42 @@ static void rsw_wr_rdma_write(struct ibv_qp_ex *qpx, uint32_t rkey,
 	rsw_wr_rdma(qpx, RDMAP_SW_WR_RDMA_WRITE, rkey, remote_addr);
 }
 
+static void rsw_wr_rdma_write_imm(struct ibv_qp_ex *qpx, uint32_t rkey,
+				  uint64_t remote_addr, __be32 imm_data)
+{
+	struct rsw_qp *qp = qpx_to_rsw_qp(qpx);
+
+	rsw_wr_rdma(qpx, RDMAP_SW_WR_RDMA_WRITE_WITH_IMM, rkey, remote_addr);
+	if (qp->wr_cur)
+		qp->wr_cur->imm_data = imm_data;
+}
+
+static void rsw_wr_atomic(struct ibv_qp_ex *qpx, uint8_t opcode,
+			  uint32_t rkey, uint64_t remote_addr,
+			  uint64_t compare_add, uint64_t swap)
+{
+	struct rdmap_sw_sqe *sqe = rsw_wr_new(qpx_to_rsw_qp(qpx), opcode);
+
+	if (sqe)
+		rsw_sqe_atomic(sqe, opcode, rkey, remote_addr, compare_add,
+			       swap);
+}
+
+static void rsw_wr_atomic_cmp_swp(struct ibv_qp_ex *qpx, uint32_t rkey,
+				  uint64_t remote_addr, uint64_t compare,
+				  uint64_t swap)
+{
+	rsw_wr_atomic(qpx, RDMAP_SW_WR_ATOMIC_CMP_AND_SWP, rkey, remote_addr,
+		      compare, swap);
+}
+
+static void rsw_wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey,
+				    uint64_t remote_addr, uint64_t add)
+{
+	rsw_wr_atomic(qpx, RDMAP_SW_WR_ATOMIC_FETCH_AND_ADD, rkey, remote_addr,
+		      add, 0);
+}
+
 static void rsw_wr_rdma_read(struct ibv_qp_ex *qpx, uint32_t rkey,
 			     uint64_t remote_addr)
 {
@@ -537,7 +620,9 @@ static void rsw_wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge,
 		return;
 	if (sqe->opcode == RDMAP_SW_WR_RDMA_READ && max_sge > RSW_MAX_SGE_RD)
 		max_sge = RSW_MAX_SGE_RD;
-	if (num_sge > max_sge) {
+	if (num_sge > max_sge ||
+	    (rsw_opcode_atomic(sqe->opcode) &&
+	     (num_sge != 1 || sg_list[0].length != 8))) {
 		qp->wr_err = EINVAL;
 		return;
 	}
@@ -564,7 +649,8 @@ static void rsw_wr_set_inline_data_list(struct ibv_qp_ex *qpx, size_t num_buf,
 
 	if (!sqe)
 		return;
-	if (sqe->opcode == RDMAP_SW_WR_RDMA_READ) {
+	if (sqe->opcode == RDMAP_SW_WR_RDMA_READ ||
+	    rsw_opcode_atomic(sqe->opcode)) {
 		qp->wr_err = EINVAL;
 		return;
 	}
@@ -629,6 +715,9 @@ static void rsw_qp_init_wr_ops(struct rsw_qp *qp)
 	qpx->wr_send_inv = rsw_wr_send_inv;
 	qpx->wr_rdma_write = rsw_wr_rdma_write;
 	qpx->wr_rdma_read = rsw_wr_rdma_read;
+	qpx->wr_rdma_write_imm = rsw_wr_rdma_write_imm;
+	qpx->wr_atomic_cmp_swp = rsw_wr_atomic_cmp_swp;
+	qpx->wr_atomic_fetch_add = rsw_wr_atomic_fetch_add;
 	qpx->wr_set_sge = rsw_wr_set_sge;
 	qpx->wr_set_sge_list = rsw_wr_set_sge_list;
 	qpx->wr_set_inline_data = rsw_wr_set_inline_data;
