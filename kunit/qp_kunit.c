@@ -411,6 +411,7 @@ static u8 rsw_qt_buf[128];
 struct rsw_qt_send {
 	struct ib_rdma_wr wr[3];
 	struct ib_reg_wr reg;
+	struct ib_atomic_wr atomic;
 	struct ib_sge good;		/* of the good WRs */
 	struct ib_sge sge[RSW_MAX_SGE + 1];	/* of the middle one */
 };
@@ -426,14 +427,33 @@ static void rsw_qt_sp_imm(struct rsw_qt_send *s)
 	s->wr[1].wr.opcode = IB_WR_SEND_WITH_IMM;
 }
 
-static void rsw_qt_sp_write_imm(struct rsw_qt_send *s)
+/* An atomic WR in the middle, with the middle SGE list for its result. */
+static void rsw_qt_sp_atomic(struct rsw_qt_send *s, enum ib_wr_opcode op,
+			     int num_sge, u32 len)
 {
-	s->wr[1].wr.opcode = IB_WR_RDMA_WRITE_WITH_IMM;
+	s->atomic.wr = s->wr[1].wr;
+	s->atomic.wr.opcode = op;
+	s->atomic.wr.num_sge = num_sge;
+	s->sge[0].length = len;
+	s->sge[1].length = len;
+	s->atomic.remote_addr = 0x1000;
+	s->atomic.rkey = 0x100;
+	s->wr[0].wr.next = &s->atomic.wr;
 }
 
-static void rsw_qt_sp_atomic(struct rsw_qt_send *s)
+static void rsw_qt_sp_atomic_short(struct rsw_qt_send *s)
 {
-	s->wr[1].wr.opcode = IB_WR_ATOMIC_CMP_AND_SWP;
+	rsw_qt_sp_atomic(s, IB_WR_ATOMIC_CMP_AND_SWP, 1, 4);
+}
+
+static void rsw_qt_sp_atomic_long(struct rsw_qt_send *s)
+{
+	rsw_qt_sp_atomic(s, IB_WR_ATOMIC_FETCH_AND_ADD, 1, 16);
+}
+
+static void rsw_qt_sp_atomic_sges(struct rsw_qt_send *s)
+{
+	rsw_qt_sp_atomic(s, IB_WR_MASKED_ATOMIC_FETCH_AND_ADD, 2, 4);
 }
 
 static void rsw_qt_sp_sges(struct rsw_qt_send *s)
@@ -492,9 +512,11 @@ static void rsw_qt_sp_inv_sges(struct rsw_qt_send *s)
 }
 
 static const struct rsw_qt_send_case rsw_qt_send_cases[] = {
-	{ "SEND_WITH_IMM refused (no RFC 7306 yet)", rsw_qt_sp_imm, -EINVAL },
-	{ "RDMA_WRITE_WITH_IMM refused", rsw_qt_sp_write_imm, -EINVAL },
-	{ "atomics refused", rsw_qt_sp_atomic, -EINVAL },
+	/* On iWARP a Send and an Immediate Data: two receives for one WR. */
+	{ "SEND_WITH_IMM refused", rsw_qt_sp_imm, -EINVAL },
+	{ "atomic with a 4-byte result", rsw_qt_sp_atomic_short, -EINVAL },
+	{ "atomic with a 16-byte result", rsw_qt_sp_atomic_long, -EINVAL },
+	{ "atomic with two result SGEs", rsw_qt_sp_atomic_sges, -EINVAL },
 	{ "more SGEs than max_send_sge", rsw_qt_sp_sges, -EINVAL },
 	{ "RDMA_READ with more sink SGEs than max_sge_rd", rsw_qt_sp_read_sges,
 	  -EINVAL },
@@ -1367,7 +1389,24 @@ struct rsw_qt_usqe_case {
 
 static void rsw_qt_m_op_range(struct rdmap_sw_sqe *e)
 {
-	e->opcode = RDMAP_SW_WR_LOCAL_INV + 1;
+	e->opcode = RDMAP_SW_WR_BIND_MW + 1;
+}
+
+static void rsw_qt_m_atomic_sges(struct rdmap_sw_sqe *e)
+{
+	e->opcode = RDMAP_SW_WR_ATOMIC_FETCH_AND_ADD;
+	e->num_sge = 2;
+	e->sge[0].length = 4;
+	e->sge[1] = e->sge[0];
+	e->length = 8;
+}
+
+static void rsw_qt_m_atomic_short(struct rdmap_sw_sqe *e)
+{
+	e->opcode = RDMAP_SW_WR_ATOMIC_CMP_AND_SWP;
+	e->num_sge = 1;
+	e->sge[0].length = 4;
+	e->length = 4;
 }
 
 static void rsw_qt_m_op_ff(struct rdmap_sw_sqe *e)
@@ -1479,6 +1518,8 @@ static void rsw_qt_m_len_max(struct rdmap_sw_sqe *e)
 
 static const struct rsw_qt_usqe_case rsw_qt_usqe_cases[] = {
 	{ "opcode past the table", rsw_qt_m_op_range, IB_WC_LOC_QP_OP_ERR },
+	{ "atomic with two SGEs", rsw_qt_m_atomic_sges, IB_WC_LOC_QP_OP_ERR },
+	{ "atomic of 4 bytes", rsw_qt_m_atomic_short, IB_WC_LOC_LEN_ERR },
 	{ "opcode 0xff", rsw_qt_m_op_ff, IB_WC_LOC_QP_OP_ERR },
 	{ "REG_MR", rsw_qt_m_reg_mr, IB_WC_LOC_QP_OP_ERR },
 	{ "LOCAL_INV", rsw_qt_m_local_inv, IB_WC_LOC_QP_OP_ERR },
