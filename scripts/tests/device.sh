@@ -84,7 +84,9 @@ ibv() {
 	shift
 	d=$(rdma_core_dir)
 	timeout -k 5 "$T_CMD_TIMEOUT" env \
-		LD_LIBRARY_PATH="$d/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$d/bin/$tool" "$@"
+		LD_LIBRARY_PATH="$d/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+		${RSW_RDMA_DRIVER:+RDMAV_DRIVERS="$RSW_RDMA_DRIVER"} \
+		"$d/bin/$tool" "$@"
 }
 
 # active_mtu_is DEV ENUM: ibv_devinfo reports "active_mtu: <bytes> (ENUM)".

@@ -287,6 +287,16 @@ t_all_arrived() {
 	done
 }
 
+# rdma_core_own_provider: libibverbs loads this checkout's provider first.
+# The build's etc/libibverbs.d/rdmap_sw.driver names the copy installed
+# into the shared rdma-core build, which the last checkout to build
+# (another worktree, a CI clone) wrote; a driver named in RDMAV_DRIVERS is
+# loaded before the config file's, and the first registered driver that
+# matches a device claims it.
+rdma_core_own_provider() {
+	export RDMAV_DRIVERS=$RSW_RDMA_DRIVER
+}
+
 # rdma_core_use TOOL...: this test uses the rdma-core 56.1 build
 # (scripts/rdma-core env: RSW_RDMA_BIN, RSW_RDMA_PROVIDER_BUILD, ...): its
 # libraries first in LD_LIBRARY_PATH, B=$RSW_RDMA_BIN, and each TOOL (a
@@ -295,6 +305,7 @@ rdma_core_use() {
 	local tool
 	eval "$("$RSW_TOP/scripts/rdma-core" env)"
 	export LD_LIBRARY_PATH=$RSW_RDMA_LIB
+	rdma_core_own_provider
 	# shellcheck disable=SC2034 # the callers' name for the tools' directory
 	B=$RSW_RDMA_BIN
 	for tool in "$@"; do

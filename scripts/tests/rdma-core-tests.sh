@@ -81,6 +81,7 @@ eval "$("$RSW_TOP/scripts/rdma-core" env)"
 [ -d "$RSW_RDMA_BUILD/python/pyverbs" ] ||
 	fail "pyverbs is not built in $RSW_RDMA_BUILD (run scripts/rdma-core)"
 export LD_LIBRARY_PATH=$RSW_RDMA_LIB
+[ "$RSW_DRIVER" = siw ] || rdma_core_own_provider
 export PYTHONPATH=$RSW_RDMA_BUILD/python
 # rdma-core's tests call iproute2's rdma and ip; ours are the host's.
 LOGS=$RSW_RUN/rdma-core-tests
