@@ -140,6 +140,7 @@ mkdir -p "$LOGS"
 
 eval "$("$RSW_TOP/scripts/rdma-core" env)"
 export LD_LIBRARY_PATH=$RSW_RDMA_LIB
+rdma_core_own_provider
 # perftest is Debian's (only libibverbs/librdmacm come from rdma-core 56.1).
 for tool in ib_write_bw iperf3 sockperf jq fio nvme; do
 	command -v "$tool" >/dev/null || fail "$tool is not installed (run scripts/setup)"
@@ -170,6 +171,8 @@ linktype_of() { case "$(base "$1")" in rsw) echo rdmap_sw ;; siw) echo siw ;; rx
 # to the tests it names.
 runs() {
 	case "$1" in *-crc) [[ " $CRC_TESTS " == *" $2 "* ]] || return 1 ;; esac
+	# RFC 7306 atomics: siw implements none (it terminates the stream).
+	case "$1:$2" in siw*:atomic_*) return 1 ;; esac
 	[ -z "$ONLY" ] || [[ " $ONLY " == *" $2 "* ]]
 }
 
@@ -337,9 +340,10 @@ bw() {
 lat_ok() { [[ "$1" =~ ^[0-9]+(\.[0-9]+)?$ ]] && awk -v v="$1" 'BEGIN { exit !(v + 0 > 0) }'; }
 lat() {
 	local r=$1 p=$2 test=$3 tool=$4 size=$5 try log v
+	shift 5
 	for try in $(seq "$TRIES"); do
 		log="$LOGS/r$r-$p-$test-$try.log"
-		perftest_once "$tool" "$log" -s "$size" -n "$LAT_ITERS" || continue
+		perftest_once "$tool" "$log" -s "$size" -n "$LAT_ITERS" "$@" || continue
 		# #bytes #iterations t_min t_max t_typical t_avg t_stdev p99 p99.9
 		v=$(awk -v s="$size" '$1 == s && NF >= 6 { print $5; exit }' "$log")
 		# "inf" when perftest's CPU clock probe failed (TCG).  Both
@@ -374,11 +378,15 @@ read_lat ib_read_lat $LAT_SIZE lat
 send_lat ib_send_lat $LAT_SIZE lat
 write_lat_4k ib_write_lat 4096 lat
 read_lat_4k ib_read_lat 4096 lat
-send_lat_4k ib_send_lat 4096 lat"
+send_lat_4k ib_send_lat 4096 lat
+atomic_mr_fa ib_atomic_bw 8 amr FETCH_AND_ADD
+atomic_mr_cs ib_atomic_bw 8 amr CMP_AND_SWAP
+atomic_lat_fa ib_atomic_lat 8 alat FETCH_AND_ADD"
 
-# measure ROUND PROVIDER TEST TOOL SIZE KIND: one line of PERFTESTS.
+# measure ROUND PROVIDER TEST TOOL SIZE KIND [ATOMIC]: one line of
+# PERFTESTS; amr and alat are ib_atomic_bw/lat with -A ATOMIC.
 measure() {
-	local r=$1 p=$2 test=$3 tool=$4 size=$5 kind=$6 n
+	local r=$1 p=$2 test=$3 tool=$4 size=$5 kind=$6 op=${7:-} n
 	case "$kind" in
 	bw)
 		n=$BW_ITERS
@@ -392,6 +400,8 @@ measure() {
 			bw "$r" "$p" "$test" "$tool" "$size" "$MR_ITERS" 1 kmps
 		fi ;;
 	lat) lat "$r" "$p" "$test" "$tool" "$size" ;;
+	amr) bw "$r" "$p" "$test" "$tool" "$size" "$MR_ITERS" 1 kmps -A "$op" ;;
+	alat) lat "$r" "$p" "$test" "$tool" "$size" -A "$op" ;;
 	esac
 }
 
@@ -542,9 +552,9 @@ provider_round() {
 		provider_down "$p"
 		return 0
 	fi
-	while read -r test tool size kind; do
+	while read -r test tool size kind op; do
 		runs "$p" "$test" || continue
-		measure "$r" "$p" "$test" "$tool" "$size" "$kind" </dev/null
+		measure "$r" "$p" "$test" "$tool" "$size" "$kind" ${op:+"$op"} </dev/null
 	done <<<"$PERFTESTS"
 	nvme_round "$r" "$p"
 	provider_down "$p"
