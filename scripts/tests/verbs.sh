@@ -14,7 +14,9 @@
 #
 # Checks: rsw0 is listed; it is iWARP with port 1 PORT_ACTIVE; verbs-smoke
 # (open, query, PD, CQ ring and arming, MR, RC QP, local refusals, flush) passes;
-# the port follows dummy0 down and up; link and module go away cleanly.
+# the port follows dummy0 down and up; next to siw0, both are listed and an
+# RFC 7306 atomic from rsw0 to siw0 ends that connection in bounded time
+# (atomic-peer); link and module go away cleanly.
 # shellcheck source=scripts/tests/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -22,7 +24,7 @@
 DEV=rsw0
 NETDEV=dummy0
 
-rdma_core_use ibv_devinfo verbs-smoke
+rdma_core_use ibv_devinfo verbs-smoke atomic-peer
 
 
 port_state_is() {
@@ -66,6 +68,13 @@ if [ -f "$siw_ko" ]; then
 	assert_match "$T_OUT" "^[[:space:]]+siw0[[:space:]]" "ibv_devices: siw0"
 	check "$RSW_RDMA_SMOKE" "$DEV" active
 	check "$RSW_RDMA_BIN/ibv_devinfo" -d siw0
+
+	# RFC 7306 leaves discovery to the ULP: an atomic to siw, which
+	# implements none of it, is answered with a Terminate.
+	step "atomic from $DEV to siw0: Terminate, ERROR, fatal event, bounded"
+	check ip addr add 198.51.100.1/24 dev dummy1
+	check "$RSW_RDMA_PROVIDER_BUILD/atomic-peer" "$DEV" 192.0.2.1 \
+		198.51.100.1 7490
 	check rdma link delete siw0
 	check rmmod siw
 	check ip link delete dummy1
