@@ -539,6 +539,23 @@ static void wire_ctrl_word(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rsw_rdmap_opcode(&ctrl), c->op);
 }
 
+/*
+ * Every opcode of RFC 5040 and RFC 7306 is implemented: each row has the
+ * three handlers its callers use without looking (the parser's check, the
+ * stream's delivery, the TX header builder).
+ */
+static void wire_opcode_handlers(struct kunit *test)
+{
+	const struct op_case *c = test->param_value;
+	const struct rsw_rdmap_op *row = rsw_rdmap_op(c->op);
+
+	KUNIT_ASSERT_NOT_NULL(test, row);
+	KUNIT_EXPECT_NOT_NULL(test, row->rx_check);
+	KUNIT_EXPECT_NOT_NULL(test, row->deliver);
+	KUNIT_EXPECT_NOT_NULL(test, row->tx_hdr);
+	KUNIT_EXPECT_STREQ(test, row->name, rsw_rdmap_op_name(c->op));
+}
+
 /* Opcodes 1100b..1111b are reserved by RFC 5040 and RFC 7306. */
 static void wire_reserved_opcodes(struct kunit *test)
 {
@@ -942,6 +959,7 @@ static struct kunit_case wire_cases[] = {
 	KUNIT_CASE_PARAM(wire_field_clear_exact, field_gen_params),
 	KUNIT_CASE_PARAM(wire_field_overflow_masked, field_gen_params),
 	KUNIT_CASE_PARAM(wire_opcode_facts, op_gen_params),
+	KUNIT_CASE_PARAM(wire_opcode_handlers, op_gen_params),
 	KUNIT_CASE_PARAM(wire_ctrl_word, op_gen_params),
 	KUNIT_CASE(wire_reserved_opcodes),
 	KUNIT_CASE(wire_tagged_write_bytes),

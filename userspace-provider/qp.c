@@ -492,12 +492,20 @@ static void rsw_wr_start(struct ibv_qp_ex *qpx)
  * Begin the next entry of the batch with the caller's wr_id and flags;
  * NULL once the batch has failed.
  */
+/* An atomic whose result buffer was never set cannot be sent. */
+static void rsw_wr_check_done(struct rsw_qp *qp)
+{
+	if (qp->wr_cur && rsw_opcode_atomic(qp->wr_cur->opcode) && !qp->wr_err)
+		qp->wr_err = EINVAL;
+}
+
 static struct rdmap_sw_sqe *rsw_wr_new(struct rsw_qp *qp, uint8_t opcode)
 {
 	struct ibv_qp_ex *qpx = &qp->vqp.qp_ex;
 	struct rsw_wq *sq = &qp->sq;
 	struct rdmap_sw_sqe *sqe;
 
+	rsw_wr_check_done(qp);
 	qp->wr_cur = NULL;
 	if (qp->wr_err)
 		return NULL;
@@ -690,8 +698,10 @@ static int rsw_wr_complete(struct ibv_qp_ex *qpx)
 	struct rsw_qp *qp = qpx_to_rsw_qp(qpx);
 	struct rsw_wq *sq = &qp->sq;
 	bool ring_bell = false;
-	int ret = qp->wr_err;
+	int ret;
 
+	rsw_wr_check_done(qp);
+	ret = qp->wr_err;
 	if (!ret && qp->wr_tail != sq->tail) {
 		sq->tail = qp->wr_tail;
 		ring_bell = rsw_sq_publish(sq);

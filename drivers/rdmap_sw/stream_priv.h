@@ -29,6 +29,7 @@ enum rsw_stream_why {
 struct rsw_stream_recv {
 	bool active;
 	bool rtr;		/* the zero-length RTR Send: no WQE behind it */
+	bool partial;		/* a Send's first segments were placed */
 	u8 status;		/* RDMAP_SW_WC_* if placement failed */
 	u32 idx;
 	struct rdmap_sw_rqe rqe;

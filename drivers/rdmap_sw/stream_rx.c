@@ -209,7 +209,7 @@ static bool rsw_stream_read_done(struct rsw_stream *s,
 	u32 idx;
 
 	s->rresp_placed = 0;
-	if (!oldest || placed != oldest->len) {
+	if (!oldest || oldest->atomic || placed != oldest->len) {
 		/* Nothing asked for, or not all of what was asked. */
 		rsw_stream_set_term(term, RSW_TERM_LAYER_RDMAP,
 				    RSW_RDMAP_ET_REMOTE_OP,
@@ -298,7 +298,8 @@ bool rsw_stream_deliver_write(struct rsw_stream *s,
 	if (s->rtr_wait && s->conn.rtr == RSW_MPA_RTR_WRITE &&
 	    !seg->payload_len)
 		s->rtr_wait = false;
-	s->write_len += seg->payload_len;
+	s->write_len = min_t(u64, (u64)s->write_len + seg->payload_len,
+			     U32_MAX);
 	if (seg->last) {
 		s->write_last = s->write_len;
 		s->write_len = 0;
@@ -325,16 +326,20 @@ bool rsw_stream_deliver_imm(struct rsw_stream *s,
 		.solicited = rsw_rdmap_op_solicited(seg->opcode),
 	};
 
-	s->msn[RSW_QN_SEND]++;
-	r->active = false;
-	s->write_last = 0;
-	if (r->rtr) {
-		/* Not the zero-length Send the RTR exchange announced. */
+	/*
+	 * Not the zero-length Send the RTR exchange announced, nor the end
+	 * of a Send under way in this receive: refused, the receive (if a
+	 * WQE) stays active and is flushed.
+	 */
+	if (r->rtr || r->partial) {
 		rsw_stream_set_term(term, RSW_TERM_LAYER_RDMAP,
 				    RSW_RDMAP_ET_REMOTE_OP,
 				    RSW_RDMAP_EC_OPCODE);
 		return false;
 	}
+	s->msn[RSW_QN_SEND]++;
+	r->active = false;
+	s->write_last = 0;
 	memcpy(&res.ex_data, &seg->hdr->imm.imm, sizeof(res.ex_data));
 	rsw_qp_rq_complete(s->qp, r->idx, &res);
 	return true;
@@ -408,7 +413,16 @@ bool rsw_stream_deliver_atomic_resp(struct rsw_stream *s,
 		s->rx_wake = true;
 	rsw_qp_sq_complete(s->qp, idx, status,
 			   status ? 0 : sizeof(orig));
-	return true;
+	if (status == RDMAP_SW_WC_SUCCESS)
+		return true;
+	/*
+	 * Our result buffer failed us, not the peer: a local error, told
+	 * with a Terminate carrying the response's DDP header (RFC 7306
+	 * section 8.1 rule 2).
+	 */
+	rsw_stream_set_term(term, RSW_TERM_LAYER_RDMAP,
+			    RSW_RDMAP_ET_CATASTROPHIC, 0);
+	return false;
 }
 
 bool rsw_stream_deliver_rresp(struct rsw_stream *s,
@@ -422,7 +436,11 @@ bool rsw_stream_deliver_send(struct rsw_stream *s,
 			     const struct rsw_rx_seg *seg,
 			     struct rsw_rx_term *term)
 {
-	return !seg->last || rsw_stream_send_done(s, seg, term);
+	if (!seg->last) {
+		s->recv.partial = true;	/* the receive holds a Send now */
+		return true;
+	}
+	return rsw_stream_send_done(s, seg, term);
 }
 
 /* A Read Request: owed a Read Response (checked when it is sent). */

@@ -622,6 +622,9 @@ static u8 rsw_tx_atomic_msg(struct rsw_tx *tx)
 	if (sqe->num_sge != 1 || sqe->flags & RDMAP_SW_SQE_INLINE ||
 	    res->length != sizeof(u64))
 		return RDMAP_SW_WC_LOC_LEN_ERR;
+	/* The peer would end the connection for it (RFC 7306 section 8.2). */
+	if (!IS_ALIGNED(sqe->raddr, sizeof(u64)))
+		return RDMAP_SW_WC_LOC_QP_OP_ERR;
 	if (rsw_mr_get(tx->rsw, tx->pd, res->lkey, res->addr, sizeof(u64),
 		       IB_ACCESS_LOCAL_WRITE, &ref))
 		return RDMAP_SW_WC_LOC_PROT_ERR;

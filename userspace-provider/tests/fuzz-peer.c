@@ -1010,9 +1010,11 @@ static void gen_bad_op(struct kase *k)
 		break;
 	/*
 	 * RFC 7306 is implemented: its messages are refused only when
-	 * malformed.  Immediate Data longer than its eight octets (section
-	 * 6.3: exactly 8), an Atomic Request on a target that is not 64-bit
-	 * aligned (section 8.2).
+	 * malformed or refused.  Immediate Data longer than its eight
+	 * octets (section 6.3: exactly 8); an Atomic Request on a target
+	 * that is not 64-bit aligned (section 8.2) or, aligned, in the
+	 * region, whose MR grants no REMOTE_ATOMIC: executed up to the
+	 * rights check, and refused.
 	 */
 	case 2: op = OP_IMM + below(&k->r, 2);
 		fpdu_untagged(&k->body, op, true, 0, 0, k->msn_send, 0);
@@ -1026,12 +1028,12 @@ static void gen_bad_op(struct kase *k)
 		put32(&k->body, rnd32(k));
 		put32(&k->body, v.region_mr->rkey);
 		put64(&k->body, region_va() + 8 * below(&k->r, REGION / 8) +
-				1 + below(&k->r, 7));
+				(below(&k->r, 2) ? 1 + below(&k->r, 7) : 0));
 		put64(&k->body, rnd(&k->r));
 		put64(&k->body, ~0ULL);
 		put64(&k->body, rnd(&k->r));
 		put64(&k->body, ~0ULL);
-		what_add(k, "atomic-request-misaligned");
+		what_add(k, "atomic-request-refused");
 	}
 	fpdu_add(k, at, fpdu_end(&k->body, at, k->crc));
 	expect(k, EXP_TERM);
