@@ -2906,6 +2906,45 @@ static void st_peer_atomic(struct kunit *test)
 }
 
 /*
+ * Immediate Data after a Send completes with the length of no Write: the
+ * raw peer's Write, Send, Immediate Data give a RECV of 8 octets and a
+ * RECV_RDMA_WITH_IMM of byte_len 0 (the Write was not the message before
+ * it), with the first four of the eight octets as the immediate value.
+ */
+static void st_peer_imm_after_send(struct kunit *test)
+{
+	struct st_hx *x = st_hx_up(test, true, false);
+	union rsw_hdr h;
+	struct ib_wc wc;
+
+	st_write(x, x->mr->mr->rkey, x->mr->mr->iova, 16);
+	st_send(x, RSW_OP_SEND, 1, 0, 8, 0, NULL);
+	st_hdr_untagged(&h, RSW_OP_IMM_DATA, RSW_QN_SEND, 2, 0);
+	h.imm.imm.data = cpu_to_be64(0x0102030405060708ULL);
+	st_emit(x, &h, sizeof(h.imm), 0, NULL);
+	KUNIT_ASSERT_EQ(test, st_send_all(x->raw, x->frame, x->frame_len),
+			(int)x->frame_len);
+	st_wc(test, x->e->rcq, 50, IB_WC_SUCCESS, IB_WC_RECV, &wc);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, 8);
+	KUNIT_EXPECT_FALSE(test, wc.wc_flags & IB_WC_WITH_IMM);
+	st_wc(test, x->e->rcq, 51, IB_WC_SUCCESS, IB_WC_RECV_RDMA_WITH_IMM,
+	      &wc);
+	KUNIT_EXPECT_TRUE(test, wc.wc_flags & IB_WC_WITH_IMM);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(wc.ex.imm_data), 0x01020304U);
+	KUNIT_EXPECT_EQ_MSG(test, wc.byte_len, 0,
+			    "the length of a Write before the Send");
+	/* The second receive's buffer was not written. */
+	KUNIT_EXPECT_TRUE(test, st_all(x->rq.base + 2 * ST_GUARD_LEN +
+				       ST_HX_RQ_LEN, ST_HX_RQ_LEN, ST_GUARD));
+	KUNIT_EXPECT_EQ(test, st_state(test, x->e), IB_QPS_RTS);
+	sock_no_linger(x->raw->sk);
+	kunit_release_action(test, st_sock_release, x->raw);
+	KUNIT_EXPECT_TRUE_MSG(test, st_wait_closed(x->e), "closed() not called");
+	st_cq_empty(test, x->e->rcq, "recv CQ");
+	KUNIT_EXPECT_EQ(test, st_stats(test, x->e).term_sent, 0);
+}
+
+/*
  * The QP as peer-to-peer initiator against the raw peer: its first FPDU is
  * the zero-length RTR of the negotiated type (a Read is answered), then
  * Sends flow both ways with the right MSNs.
@@ -3301,6 +3340,7 @@ static struct kunit_case st_cases[] = {
 	KUNIT_CASE_PARAM(st_peer_terminate, st_term_gen_params),
 	KUNIT_CASE(st_peer_write_then_reset),
 	KUNIT_CASE(st_peer_atomic),
+	KUNIT_CASE(st_peer_imm_after_send),
 	KUNIT_CASE_PARAM(st_peer_rtr, st_rtr_gen_params),
 	KUNIT_CASE(st_reset_live_stream),
 	KUNIT_CASE_PARAM(st_peer_rtr_full, st_rtr_full_gen_params),
