@@ -2945,6 +2945,115 @@ static void st_peer_imm_after_send(struct kunit *test)
 }
 
 /*
+ * The requester's side: a response that is not the one its oldest
+ * outstanding request is owed.  The QP sends an Atomic Request (or a
+ * Read Request) to the raw peer, which answers wrongly; the QP must send
+ * a Terminate with @layer/@etype/@ecode and the DDP header, end in ERROR,
+ * complete the WR in error and leave the result buffer untouched.
+ */
+struct st_resp_case {
+	const char *name;
+	bool read;			/* a Read outstanding, not an Atomic */
+	void (*answer)(struct st_hx *x, const u8 *req, u64 res);
+	u8 layer, etype, ecode;
+};
+
+/* An Atomic Response to @req with the Request Identifier off by one. */
+static void st_r_wrong_id(struct st_hx *x, const u8 *req, u64 res)
+{
+	const union rsw_hdr *rq = (const void *)req;
+	union rsw_hdr h;
+
+	st_hdr_untagged(&h, RSW_OP_ATOMIC_RESP, RSW_QN_ATOMIC_RESP, 1, 0);
+	h.atomic_resp.atomic.req_id =
+		cpu_to_be32(be32_to_cpu(rq->atomic_req.atomic.req_id) + 1);
+	st_emit(x, &h, sizeof(h.atomic_resp), 0, NULL);
+}
+
+/* A Read Response of 8 octets onto the Atomic's result buffer. */
+static void st_r_rresp_for_atomic(struct st_hx *x, const u8 *req, u64 res)
+{
+	union rsw_hdr h;
+
+	st_hdr_tagged(&h, RSW_OP_READ_RESP, st.pd->local_dma_lkey, res);
+	st_emit(x, &h, sizeof(h.tagged), 8, NULL);
+}
+
+/* An Atomic Response while a Read is the oldest outstanding request. */
+static void st_r_aresp_for_read(struct st_hx *x, const u8 *req, u64 res)
+{
+	union rsw_hdr h;
+
+	st_hdr_untagged(&h, RSW_OP_ATOMIC_RESP, RSW_QN_ATOMIC_RESP, 1, 0);
+	h.atomic_resp.atomic.req_id = cpu_to_be32(0);
+	st_emit(x, &h, sizeof(h.atomic_resp), 0, NULL);
+}
+
+static const struct st_resp_case st_resp_cases[] = {
+	{ "atomic response with another request identifier", false,
+	  st_r_wrong_id, ST_RDMAP_OP, RSW_RDMAP_EC_OPCODE },
+	{ "read response while an atomic is outstanding", false,
+	  st_r_rresp_for_atomic, ST_DDP_T, RSW_DDP_EC_T_INVALID_STAG },
+	{ "atomic response while a read is outstanding", true,
+	  st_r_aresp_for_read, ST_DDP_U, RSW_DDP_EC_U_MSN_NO_BUF },
+};
+
+KUNIT_ARRAY_PARAM_DESC(st_resp, st_resp_cases, name);
+
+/* The QP's request to the raw peer: an Atomic FetchAdd or a Read of 8. */
+static void st_resp_post(struct kunit *test, struct st_hx *x, bool read,
+			 u64 *res)
+{
+	const struct st_aop add = { IB_WR_ATOMIC_FETCH_AND_ADD, 1 };
+	struct ib_sge sge = st_sge(st.pd, res, 8);
+
+	if (read)
+		st_post_rdma(test, x->e, 9, IB_WR_RDMA_READ, 0, &sge, 1,
+			     0x1000, 0x00424201, 0);
+	else
+		st_post_atomic(test, x->e, 9, &add, res, 0x1000, 0x00424201);
+}
+
+static void st_peer_bad_resp(struct kunit *test)
+{
+	const struct st_resp_case *c = test->param_value;
+	struct st_hx *x = st_hx_up(test, true, false);
+	struct st_lbuf rb = st_lbuf_new(test, 8);
+	u8 *t = kunit_kzalloc(test, 256, GFP_KERNEL);
+	const struct rsw_hdr_term *th = (const void *)t;
+	struct ib_wc wc;
+
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	/* The raw peer speaks first (MPA): an empty Write. */
+	st_write(x, x->mr->mr->rkey, x->mr->mr->iova, 0);
+	KUNIT_ASSERT_EQ(test, st_send_all(x->raw, x->frame, x->frame_len),
+			(int)x->frame_len);
+	x->frame_len = 0;
+	st_resp_post(test, x, c->read, (u64 *)rb.base);
+	KUNIT_ASSERT_GT(test, st_read_fpdu(test, x, t, 256), 0);
+	KUNIT_ASSERT_EQ(test, rsw_rdmap_opcode(&th->ddp.c),
+			c->read ? RSW_OP_READ_REQ : RSW_OP_ATOMIC_REQ);
+	c->answer(x, t, (u64)(uintptr_t)rb.base);
+	KUNIT_ASSERT_EQ(test, st_send_all(x->raw, x->frame, x->frame_len),
+			(int)x->frame_len);
+	KUNIT_ASSERT_GT_MSG(test, st_read_fpdu(test, x, t, 256), 0,
+			    "no Terminate came back");
+	KUNIT_EXPECT_EQ(test, rsw_rdmap_opcode(&th->ddp.c), RSW_OP_TERMINATE);
+	KUNIT_EXPECT_EQ(test, rsw_term_layer(&th->term), c->layer);
+	KUNIT_EXPECT_EQ(test, rsw_term_etype(&th->term), c->etype);
+	KUNIT_EXPECT_EQ(test, rsw_term_ecode(&th->term), c->ecode);
+	KUNIT_EXPECT_TRUE(test, rsw_term_d(&th->term));
+	kernel_sock_shutdown(x->raw, SHUT_WR);
+	KUNIT_EXPECT_TRUE_MSG(test, st_wait_closed(x->e), "closed() not called");
+	KUNIT_EXPECT_EQ(test, st_state(test, x->e), IB_QPS_ERR);
+	KUNIT_ASSERT_TRUE(test, st_poll(x->e->scq, &wc, ST_WAIT_MS));
+	KUNIT_EXPECT_EQ(test, wc.wr_id, 9);
+	KUNIT_EXPECT_NE(test, wc.status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_TRUE(test, st_all(rb.base, 8, ST_GUARD));
+	KUNIT_EXPECT_EQ(test, st_stats(test, x->e).term_sent, 1);
+}
+
+/*
  * The QP as peer-to-peer initiator against the raw peer: its first FPDU is
  * the zero-length RTR of the negotiated type (a Read is answered), then
  * Sends flow both ways with the right MSNs.
@@ -3341,6 +3450,7 @@ static struct kunit_case st_cases[] = {
 	KUNIT_CASE(st_peer_write_then_reset),
 	KUNIT_CASE(st_peer_atomic),
 	KUNIT_CASE(st_peer_imm_after_send),
+	KUNIT_CASE_PARAM(st_peer_bad_resp, st_resp_gen_params),
 	KUNIT_CASE_PARAM(st_peer_rtr, st_rtr_gen_params),
 	KUNIT_CASE(st_reset_live_stream),
 	KUNIT_CASE_PARAM(st_peer_rtr_full, st_rtr_full_gen_params),
