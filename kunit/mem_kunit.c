@@ -1302,6 +1302,241 @@ static void rsw_mt_softirq_lookup_vs_dereg(struct kunit *test)
 	KUNIT_EXPECT_GT(test, atomic_read(&r->hits), 0);
 }
 
+/* ------------------------------------------------------------------------
+ * RFC 7306 section 5.1: rsw_atomic_apply(), against the draft's own
+ * pseudo-code written out here independently of mem.c.
+ */
+
+/* Section 5.1.1's bit loop, as the draft prints it. */
+static u64 rsw_mt_ref_fetch_add(u64 orig, u64 add, u64 add_mask)
+{
+	u64 bit_location = 1, remote = 0;
+	unsigned int carry = 0, sum, val1, val2, bit;
+
+	for (bit = 0; bit < 64; bit++) {
+		if (bit != 0)
+			bit_location <<= 1;
+		val1 = !!(orig & bit_location);
+		val2 = !!(add & bit_location);
+		sum = carry + val1 + val2;
+		carry = !!(sum & 2);
+		sum &= 1;
+		if (sum)
+			remote |= bit_location;
+		carry = carry && !(add_mask & bit_location);
+	}
+	return remote;
+}
+
+/* Section 5.1.3's pseudo-code. */
+static u64 rsw_mt_ref_cmp_swap(u64 orig, u64 cmp, u64 cmp_mask, u64 swap,
+			       u64 swap_mask)
+{
+	if (!((cmp ^ orig) & cmp_mask))
+		return (orig & ~swap_mask) | (swap & swap_mask);
+	return orig;
+}
+
+static u64 rsw_mt_fadd(u64 old, u64 add, u64 mask)
+{
+	struct rsw_atomic a = {
+		.op = RSW_ATOMIC_FETCH_ADD, .data = add, .data_mask = mask,
+		/* What the wire carries for FetchAdd; must not matter. */
+		.cmp = 0, .cmp_mask = RSW_ATOMIC_MASK_ALL,
+	};
+
+	return rsw_atomic_apply(&a, old);
+}
+
+static u64 rsw_mt_cswap(u64 old, u64 cmp, u64 cmp_mask, u64 swap,
+			u64 swap_mask)
+{
+	struct rsw_atomic a = {
+		.op = RSW_ATOMIC_CMP_SWAP, .data = swap, .data_mask = swap_mask,
+		.cmp = cmp, .cmp_mask = cmp_mask,
+	};
+
+	return rsw_atomic_apply(&a, old);
+}
+
+struct rsw_mt_fadd_case {
+	u64 old, add, mask, expect;
+};
+
+/* Literal expectations, worked out by hand from section 5.1.1. */
+static const struct rsw_mt_fadd_case rsw_mt_fadd_cases[] = {
+	/* Add Mask 0: one plain 64-bit add, wrapping. */
+	{ 1, 1, 0, 2 },
+	{ 0xffffffffULL, 1, 0, 0x100000000ULL },
+	{ 0x7fffffffffffffffULL, 1, 0, 0x8000000000000000ULL },
+	{ U64_MAX, 1, 0, 0 },
+	{ U64_MAX, U64_MAX, 0, U64_MAX - 1 },
+	/* Two 32-bit fields: the low field's carry does not reach bit 32. */
+	{ 0x00000001ffffffffULL, 1, 0x8000000080000000ULL,
+	  0x0000000100000000ULL },
+	{ 0xffffffff00000005ULL, 0x0000000100000003ULL,
+	  0x8000000080000000ULL, 0x0000000000000008ULL },
+	{ 0x12345678fffffffeULL, 0x0000000100000003ULL,
+	  0x8000000080000000ULL, 0x1234567900000001ULL },
+	/* Bit 0 a field of its own: 1 + 1 drops the carry. */
+	{ 1, 1, 1, 0 },
+	{ 3, 1, 1, 2 },
+	{ 0xfeULL, 0x2ULL, 1, 0x100ULL },
+	/* Fields [0..7] and [8..63]. */
+	{ 0xffULL, 1, 0x80, 0 },
+	{ 0xffffffffffffff00ULL, 0x100, 0x80, 0 },
+	{ 0x00000000000001ffULL, 0x101, 0x80, 0x200ULL },
+	/* Only bit 63 set: the same as Add Mask 0. */
+	{ U64_MAX, 2, 1ULL << 63, 1 },
+	/* All ones: 64 one-bit fields, an XOR. */
+	{ 0xf0f0f0f0f0f0f0f0ULL, 0xff00ff00ff00ff00ULL, U64_MAX,
+	  0x0ff00ff00ff00ff0ULL },
+};
+
+static void rsw_mt_atomic_fetch_add_literal(struct kunit *test)
+{
+	const struct rsw_mt_fadd_case *c;
+	u32 i;
+
+	for (i = 0; i < ARRAY_SIZE(rsw_mt_fadd_cases); i++) {
+		c = &rsw_mt_fadd_cases[i];
+		/* The reference agrees with the hand-worked value... */
+		KUNIT_EXPECT_EQ_MSG(test, rsw_mt_ref_fetch_add(c->old, c->add,
+							       c->mask),
+				    c->expect, "reference, row %u", i);
+		/* ...and so does the driver. */
+		KUNIT_EXPECT_EQ_MSG(test, rsw_mt_fadd(c->old, c->add, c->mask),
+				    c->expect, "row %u: %#llx + %#llx mask %#llx",
+				    i, c->old, c->add, c->mask);
+	}
+}
+
+static u64 rsw_mt_rnd64(struct rnd_state *rnd)
+{
+	return (u64)prandom_u32_state(rnd) << 32 | prandom_u32_state(rnd);
+}
+
+/* A mask of about 64 >> @k set bits (k 0: dense, k 6: rarely any). */
+static u64 rsw_mt_rnd_mask(struct rnd_state *rnd, unsigned int k)
+{
+	u64 m = rsw_mt_rnd64(rnd);
+
+	while (k--)
+		m &= rsw_mt_rnd64(rnd);
+	return m;
+}
+
+#define RSW_MT_ATOMIC_ROUNDS	400
+
+/* Pseudo-random operands and masks of every density, and Add Mask 0. */
+static void rsw_mt_atomic_fetch_add_random(struct kunit *test)
+{
+	struct rnd_state rnd;
+	u64 old, add, mask;
+	u32 i, differ = 0;
+
+	prandom_seed_state(&rnd, 7306);
+	for (i = 0; i < RSW_MT_ATOMIC_ROUNDS; i++) {
+		old = rsw_mt_rnd64(&rnd);
+		add = rsw_mt_rnd64(&rnd);
+		mask = rsw_mt_rnd_mask(&rnd, i % 7);
+		KUNIT_EXPECT_EQ_MSG(test, rsw_mt_fadd(old, add, mask),
+				    rsw_mt_ref_fetch_add(old, add, mask),
+				    "%#llx + %#llx mask %#llx", old, add, mask);
+		KUNIT_EXPECT_EQ(test, rsw_mt_fadd(old, add, 0), old + add);
+		/* The masks mattered: the fields are not one 64-bit add. */
+		differ += rsw_mt_fadd(old, add, mask) != old + add;
+	}
+	KUNIT_EXPECT_GT(test, differ, RSW_MT_ATOMIC_ROUNDS / 2);
+}
+
+/* Swap writes the Swap Data whatever the masks and Compare Data say. */
+static void rsw_mt_atomic_swap(struct kunit *test)
+{
+	struct rsw_atomic a = {
+		.op = RSW_ATOMIC_SWAP, .data = 0x0123456789abcdefULL,
+		.data_mask = RSW_ATOMIC_MASK_ALL,
+		.cmp = 0, .cmp_mask = RSW_ATOMIC_MASK_ALL,
+	};
+
+	KUNIT_EXPECT_EQ(test, rsw_atomic_apply(&a, 0), a.data);
+	KUNIT_EXPECT_EQ(test, rsw_atomic_apply(&a, U64_MAX), a.data);
+	KUNIT_EXPECT_EQ(test, rsw_atomic_apply(&a, a.data), a.data);
+	/* The receiver ignores the Swap Mask and Compare fields of a Swap. */
+	a.data_mask = 0;
+	a.cmp = 5;
+	a.cmp_mask = 0xff;
+	KUNIT_EXPECT_EQ(test, rsw_atomic_apply(&a, 7), a.data);
+}
+
+static void rsw_mt_atomic_cmp_swap(struct kunit *test)
+{
+	const u64 all = RSW_ATOMIC_MASK_ALL;
+
+	/* Unmasked (all-ones masks): equal swaps, different keeps. */
+	KUNIT_EXPECT_EQ(test, rsw_mt_cswap(42, 42, all, 99, all), 99);
+	KUNIT_EXPECT_EQ(test, rsw_mt_cswap(42, 43, all, 99, all), 42);
+	KUNIT_EXPECT_EQ(test, rsw_mt_cswap(1ULL << 63, 0, all, 1, all),
+			1ULL << 63);
+	/* Compare Mask: only the low byte is compared. */
+	KUNIT_EXPECT_EQ(test, rsw_mt_cswap(0xaaaa000000000011ULL, 0x11, 0xff,
+					   0x5555, all), 0x5555);
+	KUNIT_EXPECT_EQ(test, rsw_mt_cswap(0xaaaa000000000012ULL, 0x11, 0xff,
+					   0x5555, all),
+			0xaaaa000000000012ULL);
+	/* Compare Mask 0: always equal. */
+	KUNIT_EXPECT_EQ(test, rsw_mt_cswap(3, 4, 0, 9, all), 9);
+	/* Swap Mask: only the high half is swapped. */
+	KUNIT_EXPECT_EQ(test, rsw_mt_cswap(0x1111111122222222ULL, 0, 0,
+					   0x3333333344444444ULL,
+					   0xffffffff00000000ULL),
+			0x3333333322222222ULL);
+	/* Swap Mask 0: a match changes nothing. */
+	KUNIT_EXPECT_EQ(test, rsw_mt_cswap(0x77, 0x77, all, 0, 0), 0x77);
+	/* A mismatch in the masked bits: nothing swapped at all. */
+	KUNIT_EXPECT_EQ(test, rsw_mt_cswap(0x1111111122222222ULL, 0x100,
+					   0xf00, 0x3333333344444444ULL,
+					   0xffffffff00000000ULL),
+			0x1111111122222222ULL);
+}
+
+static void rsw_mt_atomic_cmp_swap_random(struct kunit *test)
+{
+	u64 old, cmp, cmp_mask, swap, swap_mask, ref;
+	struct rnd_state rnd;
+	u32 i, hits = 0;
+
+	prandom_seed_state(&rnd, 0x7306c5);
+	for (i = 0; i < RSW_MT_ATOMIC_ROUNDS; i++) {
+		old = rsw_mt_rnd64(&rnd);
+		cmp_mask = rsw_mt_rnd_mask(&rnd, i % 5);
+		/* Half the time the masked bits match. */
+		cmp = i & 1 ? (old & cmp_mask) | (rsw_mt_rnd64(&rnd) &
+						   ~cmp_mask) :
+			      rsw_mt_rnd64(&rnd);
+		swap = rsw_mt_rnd64(&rnd);
+		swap_mask = rsw_mt_rnd_mask(&rnd, i % 3);
+		ref = rsw_mt_ref_cmp_swap(old, cmp, cmp_mask, swap, swap_mask);
+		hits += ref != old;
+		KUNIT_EXPECT_EQ_MSG(test, rsw_mt_cswap(old, cmp, cmp_mask, swap,
+						       swap_mask), ref,
+				    "old %#llx cmp %#llx/%#llx swap %#llx/%#llx",
+				    old, cmp, cmp_mask, swap, swap_mask);
+	}
+	/* Both outcomes were exercised. */
+	KUNIT_EXPECT_GT(test, hits, RSW_MT_ATOMIC_ROUNDS / 4);
+	KUNIT_EXPECT_LT(test, hits, RSW_MT_ATOMIC_ROUNDS);
+}
+
+/* A reserved AOpCode (never let through by the parser) changes nothing. */
+static void rsw_mt_atomic_reserved_op(struct kunit *test)
+{
+	struct rsw_atomic a = { .data = 5, .data_mask = 0, .cmp_mask = 0 };
+
+	for (a.op = RSW_ATOMIC_NUM; a.op <= 0xf; a.op++)
+		KUNIT_EXPECT_EQ(test, rsw_atomic_apply(&a, 0x1234), 0x1234);
+}
+
 static struct kunit_case rsw_mem_cases[] = {
 	KUNIT_CASE_PARAM(rsw_mt_stag_encode_decode, rsw_mt_stag_gen_params),
 	KUNIT_CASE(rsw_mt_stag_key_helpers),
@@ -1339,6 +1574,12 @@ static struct kunit_case rsw_mem_cases[] = {
 	KUNIT_CASE_PARAM(rsw_mt_copy_random, rsw_mt_copy_gen_params),
 	KUNIT_CASE(rsw_mt_bvecs_match_layout),
 	KUNIT_CASE(rsw_mt_softirq_lookup_vs_dereg),
+	KUNIT_CASE(rsw_mt_atomic_fetch_add_literal),
+	KUNIT_CASE(rsw_mt_atomic_fetch_add_random),
+	KUNIT_CASE(rsw_mt_atomic_swap),
+	KUNIT_CASE(rsw_mt_atomic_cmp_swap),
+	KUNIT_CASE(rsw_mt_atomic_cmp_swap_random),
+	KUNIT_CASE(rsw_mt_atomic_reserved_op),
 	{}
 };
 

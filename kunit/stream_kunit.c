@@ -1550,6 +1550,439 @@ static void st_lb_direct_end(struct kunit *test)
 	KUNIT_EXPECT_TRUE_MSG(test, st_wait_closed(lb.b), "B not closed");
 }
 
+/* ------------------------------------------------- RFC 7306 (loopback) */
+
+/* B's atomic target: an MR with REMOTE_ATOMIC (and LOCAL_WRITE). */
+#define ST_ATOMIC_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_ATOMIC)
+#define ST_ATOMIC_AT	16	/* the target word's offset in the MR */
+
+/* The operands of one ib_atomic_wr. */
+struct st_aop {
+	enum ib_wr_opcode op;
+	u64 compare_add, swap, compare_add_mask, swap_mask;
+};
+
+/* Atomic @o from @e on @raddr/@rkey; the result goes to @result. */
+static void st_post_atomic(struct kunit *test, struct st_end *e, u64 wr_id,
+			   const struct st_aop *o, u64 *result, u64 raddr,
+			   u32 rkey)
+{
+	struct ib_sge sge = st_sge(e->qp->pd, result, sizeof(u64));
+	struct ib_atomic_wr wr = {
+		.wr = {
+			.wr_id = wr_id, .opcode = o->op, .sg_list = &sge,
+			.num_sge = 1, .send_flags = IB_SEND_SIGNALED,
+		},
+		.remote_addr = raddr,
+		.compare_add = o->compare_add,
+		.swap = o->swap,
+		.compare_add_mask = o->compare_add_mask,
+		.swap_mask = o->swap_mask,
+		.rkey = rkey,
+	};
+
+	KUNIT_ASSERT_EQ(test, ib_post_send(e->qp, &wr.wr, NULL), 0);
+}
+
+/* B's target MR of @len octets, registered with @access on B's QP. */
+static struct st_mr *st_atomic_target(struct kunit *test, struct st_lb *lb,
+				      u32 len, int access)
+{
+	struct st_mr *m = st_mr_new(test, st.pd, len);
+
+	st_mr_reg_post(test, lb->b, m, access, 1);
+	return m;
+}
+
+static u64 *st_word(struct st_mr *m, u32 off)
+{
+	return (u64 *)st_mr_ptr(m, off);
+}
+
+struct st_atomic_case {
+	const char *name;
+	struct st_aop aop;
+	u64 init;		/* the target word before */
+	u64 after;		/* and after */
+	int wc_opcode;
+};
+
+static const struct st_atomic_case st_atomic_cases[] = {
+	/* Unmasked: one 64-bit add, the carry crosses bit 32. */
+	{ "fetch and add", { IB_WR_ATOMIC_FETCH_AND_ADD, 1 },
+	  0x00000001ffffffffULL, 0x0000000200000000ULL, IB_WC_FETCH_ADD },
+	{ "fetch and add wraps", { IB_WR_ATOMIC_FETCH_AND_ADD, 3 },
+	  U64_MAX, 2, IB_WC_FETCH_ADD },
+	{ "compare and swap, equal",
+	  { IB_WR_ATOMIC_CMP_AND_SWP, 0x1122334455667788ULL,
+	    0xcafef00d12345678ULL },
+	  0x1122334455667788ULL, 0xcafef00d12345678ULL, IB_WC_COMP_SWAP },
+	{ "compare and swap, different",
+	  { IB_WR_ATOMIC_CMP_AND_SWP, 0x1122334455667789ULL,
+	    0xcafef00d12345678ULL },
+	  0x1122334455667788ULL, 0x1122334455667788ULL, IB_WC_COMP_SWAP },
+	/* Two 32-bit fields: the low one wraps, its carry is dropped. */
+	{ "masked fetch and add",
+	  { IB_WR_MASKED_ATOMIC_FETCH_AND_ADD, 0x0000000500000001ULL, 0,
+	    0x8000000080000000ULL },
+	  0x00000001ffffffffULL, 0x0000000600000000ULL,
+	  IB_WC_MASKED_FETCH_ADD },
+	/* Only the low byte compared, only the high half swapped. */
+	{ "masked compare and swap, equal",
+	  { IB_WR_MASKED_ATOMIC_CMP_AND_SWP, 0x00000000000000ffULL,
+	    0x5555555566666666ULL, 0xff, 0xffffffff00000000ULL },
+	  0xaaaaaaaabbbbbbffULL, 0x55555555bbbbbbffULL,
+	  IB_WC_MASKED_COMP_SWAP },
+	{ "masked compare and swap, different",
+	  { IB_WR_MASKED_ATOMIC_CMP_AND_SWP, 0xaaaaaaaabbbbbbfeULL,
+	    0x5555555566666666ULL, 0xff, U64_MAX },
+	  0xaaaaaaaabbbbbbffULL, 0xaaaaaaaabbbbbbffULL,
+	  IB_WC_MASKED_COMP_SWAP },
+};
+
+KUNIT_ARRAY_PARAM_DESC(st_atomic, st_atomic_cases, name);
+
+/*
+ * One atomic from A on B's word: the original value comes back into an
+ * 8-byte buffer between guards, the word holds the result, and nothing
+ * else of the MR or the result buffer's neighbours changed.
+ */
+static void st_lb_atomic(struct kunit *test)
+{
+	const struct st_atomic_case *c = test->param_value;
+	struct st_lb lb = st_lb_up(test, RSW_MPA_RTR_WRITE, true, false);
+	struct st_mr *m = st_atomic_target(test, &lb, 64, ST_ATOMIC_ACCESS);
+	struct st_lbuf rb = st_lbuf_new(test, 2 * ST_GUARD_LEN + 8);
+	u64 *res = (u64 *)(rb.base + ST_GUARD_LEN);
+	struct ib_wc wc;
+
+	*st_word(m, ST_ATOMIC_AT) = c->init;
+	st_post_atomic(test, lb.a, 2, &c->aop, res,
+		       m->mr->iova + ST_ATOMIC_AT, m->mr->rkey);
+	st_wc(test, lb.a->scq, 2, IB_WC_SUCCESS, c->wc_opcode, &wc);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, 8);
+	KUNIT_EXPECT_EQ_MSG(test, *res, c->init, "original value returned");
+	KUNIT_EXPECT_EQ_MSG(test, *st_word(m, ST_ATOMIC_AT), c->after,
+			    "target word afterwards");
+	KUNIT_EXPECT_TRUE(test, st_all(st_mr_ptr(m, 0), ST_ATOMIC_AT,
+				       ST_FILL));
+	KUNIT_EXPECT_TRUE(test, st_all(st_mr_ptr(m, ST_ATOMIC_AT + 8),
+				       64 - ST_ATOMIC_AT - 8, ST_FILL));
+	st_mr_guards(test, m);
+	KUNIT_EXPECT_TRUE(test, st_all(rb.base, ST_GUARD_LEN, ST_GUARD));
+	KUNIT_EXPECT_TRUE(test, st_all(rb.base + ST_GUARD_LEN + 8,
+				       ST_GUARD_LEN, ST_GUARD));
+	/* The responder's ULP sees nothing of it. */
+	st_cq_empty(test, lb.b->rcq, "B recv CQ");
+	st_cq_empty(test, lb.b->scq, "B send CQ");
+	KUNIT_EXPECT_EQ(test, st_state(test, lb.a), IB_QPS_RTS);
+	KUNIT_EXPECT_EQ(test, st_state(test, lb.b), IB_QPS_RTS);
+	st_lb_down(test, &lb);
+}
+
+/*
+ * Read, FetchAdd, Read on the same word, posted back to back: completed
+ * in order, the first Read sees the word before the add, the second after
+ * (RFC 7306 section 7: responses are generated in request order).
+ */
+static void st_lb_atomic_order(struct kunit *test)
+{
+	struct st_lb lb = st_lb_up(test, RSW_MPA_RTR_READ, true, false);
+	struct st_mr *m = st_atomic_target(test, &lb, 64, ST_ATOMIC_ACCESS |
+					   IB_ACCESS_REMOTE_READ);
+	struct st_mr *sink = st_mr_new(test, st.pd, 128);
+	const struct st_aop add = { IB_WR_ATOMIC_FETCH_AND_ADD, 0x100 };
+	struct st_lbuf rb = st_lbuf_new(test, 8);
+	u64 *res = (u64 *)rb.base;
+	struct ib_wc wc;
+
+	st_mr_reg_post(test, lb.a, sink, ST_SINK_ACCESS, 2);
+	st_pattern(st_mr_ptr(m, 0), 64, 5);
+	*st_word(m, ST_ATOMIC_AT) = 0x4242;
+	st_read(test, &lb, m, 0, sink, 0, 64, 3, IB_WR_RDMA_READ, 0);
+	st_post_atomic(test, lb.a, 4, &add, res, m->mr->iova + ST_ATOMIC_AT,
+		       m->mr->rkey);
+	st_read(test, &lb, m, 0, sink, 64, 64, 5, IB_WR_RDMA_READ, 0);
+	st_read_expect(test, &lb, 3, 64);
+	st_wc(test, lb.a->scq, 4, IB_WC_SUCCESS, IB_WC_FETCH_ADD, &wc);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, 8);
+	st_read_expect(test, &lb, 5, 64);
+	KUNIT_EXPECT_EQ(test, *res, 0x4242);
+	KUNIT_EXPECT_EQ(test, *(u64 *)st_mr_ptr(sink, ST_ATOMIC_AT), 0x4242);
+	KUNIT_EXPECT_EQ(test, *(u64 *)st_mr_ptr(sink, 64 + ST_ATOMIC_AT),
+			0x4342);
+	/* The rest of both Reads is the MR as it was. */
+	KUNIT_EXPECT_TRUE(test, !memcmp(st_mr_ptr(sink, 0), st_mr_ptr(m, 0),
+					ST_ATOMIC_AT));
+	KUNIT_EXPECT_TRUE(test, !memcmp(st_mr_ptr(sink, 64), st_mr_ptr(m, 0),
+					ST_ATOMIC_AT));
+	KUNIT_EXPECT_TRUE(test, !memcmp(st_mr_ptr(sink, 64 + ST_ATOMIC_AT),
+					st_mr_ptr(m, ST_ATOMIC_AT), 64 -
+					ST_ATOMIC_AT));
+	st_mr_guards(test, sink);
+	st_cq_empty(test, lb.a->scq, "A send CQ");
+	st_lb_down(test, &lb);
+}
+
+/* Atomic WRs whose result is not one 8-byte SGE are refused at post. */
+static void st_lb_atomic_bad_sge(struct kunit *test)
+{
+	struct st_lb lb = st_lb_up(test, RSW_MPA_RTR_WRITE, true, false);
+	struct st_mr *m = st_atomic_target(test, &lb, 64, ST_ATOMIC_ACCESS);
+	const struct st_aop add = { IB_WR_ATOMIC_FETCH_AND_ADD, 1 };
+	u64 *res = kunit_kzalloc(test, 16, GFP_KERNEL);
+	static const u32 lens[] = { 4, 16, 0 };
+	const struct ib_send_wr *bad = NULL;
+	struct ib_atomic_wr wr = {
+		.wr = { .wr_id = 7, .opcode = IB_WR_ATOMIC_FETCH_AND_ADD,
+			.send_flags = IB_SEND_SIGNALED },
+		.remote_addr = m->mr->iova + ST_ATOMIC_AT,
+		.rkey = m->mr->rkey, .compare_add = 1,
+	};
+	struct ib_sge sge[2];
+	u32 i;
+
+	KUNIT_ASSERT_NOT_NULL(test, res);
+	*st_word(m, ST_ATOMIC_AT) = 10;
+	wr.wr.sg_list = sge;
+	for (i = 0; i < ARRAY_SIZE(lens); i++) {
+		sge[0] = st_sge(st.pd, res, lens[i]);
+		wr.wr.num_sge = 1;
+		KUNIT_EXPECT_EQ_MSG(test, ib_post_send(lb.a->qp, &wr.wr, &bad),
+				    -EINVAL, "SGE of %u octets", lens[i]);
+		KUNIT_EXPECT_PTR_EQ(test, bad, (const struct ib_send_wr *)&wr.wr);
+	}
+	/* Two SGEs of 4, and none at all. */
+	sge[0] = st_sge(st.pd, res, 4);
+	sge[1] = st_sge(st.pd, (u8 *)res + 4, 4);
+	wr.wr.num_sge = 2;
+	KUNIT_EXPECT_EQ(test, ib_post_send(lb.a->qp, &wr.wr, &bad), -EINVAL);
+	wr.wr.num_sge = 0;
+	KUNIT_EXPECT_EQ(test, ib_post_send(lb.a->qp, &wr.wr, &bad), -EINVAL);
+	st_cq_empty(test, lb.a->scq, "A send CQ");
+	KUNIT_EXPECT_EQ(test, *st_word(m, ST_ATOMIC_AT), 10);
+	/* The QP is as it was: a good one goes through. */
+	st_post_atomic(test, lb.a, 8, &add, res, m->mr->iova + ST_ATOMIC_AT,
+		       m->mr->rkey);
+	st_wc(test, lb.a->scq, 8, IB_WC_SUCCESS, IB_WC_FETCH_ADD, NULL);
+	KUNIT_EXPECT_EQ(test, *res, 10);
+	KUNIT_EXPECT_EQ(test, *st_word(m, ST_ATOMIC_AT), 11);
+	st_lb_down(test, &lb);
+}
+
+/* ----- local and remote increments racing on one word (IB_ATOMIC_GLOB) */
+
+#define ST_RACE_REMOTE	1000	/* FetchAdd(+1) WRs */
+#define ST_RACE_WINDOW	16	/* of them outstanding */
+
+struct st_race {
+	atomic64_t *word;
+	atomic64_t local;	/* increments the thread made */
+	struct task_struct *task;
+};
+
+static int st_race_thread(void *arg)
+{
+	struct st_race *r = arg;
+	u32 n = 0;
+
+	while (!kthread_should_stop()) {
+		atomic64_inc(r->word);
+		atomic64_inc(&r->local);
+		if (!(++n & 63))
+			cond_resched();
+	}
+	return 0;
+}
+
+static void st_race_stop(void *arg)
+{
+	struct st_race *r = arg;
+
+	if (!r->task)
+		return;
+	kthread_stop(r->task);
+	r->task = NULL;
+}
+
+/* Post the FetchAdds, ST_RACE_WINDOW at a time; every one must succeed. */
+static void st_race_remote(struct kunit *test, struct st_lb *lb,
+			   struct st_mr *m, u64 *res)
+{
+	const struct st_aop add = { IB_WR_ATOMIC_FETCH_AND_ADD, 1 };
+	u32 posted = 0, done = 0;
+	struct ib_wc wc;
+
+	while (done < ST_RACE_REMOTE) {
+		while (posted < ST_RACE_REMOTE &&
+		       posted - done < ST_RACE_WINDOW) {
+			st_post_atomic(test, lb->a, posted, &add, &res[posted],
+				       m->mr->iova + ST_ATOMIC_AT,
+				       m->mr->rkey);
+			posted++;
+		}
+		KUNIT_ASSERT_TRUE_MSG(test, st_poll(lb->a->scq, &wc,
+						    ST_WAIT_MS),
+				      "%u of %u FetchAdds done", done,
+				      ST_RACE_REMOTE);
+		KUNIT_ASSERT_EQ(test, wc.status, IB_WC_SUCCESS);
+		KUNIT_ASSERT_EQ(test, wc.wr_id, (u64)done);
+		done++;
+	}
+}
+
+/*
+ * A kthread increments B's word with CPU atomics while A's FetchAdd(+1)s
+ * land on it: the final value is the exact sum, and the values A's
+ * FetchAdds saw rise strictly in the order they were posted.
+ */
+static void st_lb_atomic_race(struct kunit *test)
+{
+	struct st_lb lb = st_lb_up(test, RSW_MPA_RTR_WRITE, true, false);
+	struct st_mr *m = st_atomic_target(test, &lb, 64, ST_ATOMIC_ACCESS);
+	u64 *res = (u64 *)st_vmalloc(test, ST_RACE_REMOTE * sizeof(u64));
+	struct st_race *r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
+	u64 start = 1000000, before, jumps = 0;
+	u32 i, down = 0;
+
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	*st_word(m, ST_ATOMIC_AT) = start;
+	r->word = (atomic64_t *)st_word(m, ST_ATOMIC_AT);
+	r->task = kthread_run(st_race_thread, r, "st_race");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(r->task));
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, st_race_stop,
+							r), 0);
+	before = atomic64_read(&r->local);
+	st_race_remote(test, &lb, m, res);
+	KUNIT_EXPECT_GT_MSG(test, (u64)atomic64_read(&r->local), before,
+			    "the local increments did not overlap");
+	kunit_release_action(test, st_race_stop, r);
+	KUNIT_EXPECT_EQ(test, (u64)atomic64_read(r->word),
+			start + ST_RACE_REMOTE + atomic64_read(&r->local));
+	for (i = 1; i < ST_RACE_REMOTE; i++) {
+		if (res[i] <= res[i - 1] && !down++)
+			KUNIT_FAIL(test, "result %u: %llu after %llu", i,
+				   res[i], res[i - 1]);
+		jumps += res[i] > res[i - 1] + 1;
+	}
+	KUNIT_EXPECT_EQ_MSG(test, down, 0U, "results that did not rise");
+	KUNIT_EXPECT_GE(test, res[0], start);
+	/* Some local increments fell between two remote ones. */
+	KUNIT_EXPECT_GT_MSG(test, jumps, 0ULL, "%lld local increments",
+			    atomic64_read(&r->local));
+	st_lb_down(test, &lb);
+}
+
+/* Write with Immediate of @len from @src into @m at @at; imm @imm. */
+static void st_post_write_imm(struct kunit *test, struct st_end *e,
+			      u64 wr_id, int flags, u8 *src, u32 len,
+			      struct st_mr *m, u32 at, __be32 imm)
+{
+	struct ib_sge sge = st_sge(e->qp->pd, src, len);
+	struct ib_rdma_wr wr = {
+		.wr = {
+			.wr_id = wr_id, .opcode = IB_WR_RDMA_WRITE_WITH_IMM,
+			.sg_list = len ? &sge : NULL, .num_sge = len ? 1 : 0,
+			.send_flags = flags | IB_SEND_SIGNALED,
+		},
+		.remote_addr = m->mr->iova + at,
+		.rkey = m->mr->rkey,
+	};
+
+	wr.wr.ex.imm_data = imm;
+	KUNIT_ASSERT_EQ(test, ib_post_send(e->qp, &wr.wr, NULL), 0);
+}
+
+/*
+ * One Write with Immediate from A into @m at @at: A completes a Write, B
+ * a receive as RECV_RDMA_WITH_IMM with the immediate value and the
+ * Write's length, after the data was placed; B's receive buffer (@rbuf,
+ * between guards) is not written.
+ */
+static void st_write_imm_check(struct kunit *test, struct st_lb *lb,
+			       struct st_mr *m, u32 at, u32 len, int flags,
+			       __be32 imm, u64 id)
+{
+	u8 *src = st_vmalloc(test, len + 1);
+	struct st_lbuf rb = st_lbuf_new(test, 2 * ST_GUARD_LEN + 32);
+	struct ib_sge r = st_sge(st.pd, rb.base + ST_GUARD_LEN, 32);
+	struct ib_wc wc;
+
+	st_pattern(src, len, (u32)id);
+	st_post_recv(test, lb->b, id + 1, &r, 1);
+	st_post_write_imm(test, lb->a, id, flags, src, len, m, at, imm);
+	st_wc(test, lb->a->scq, id, IB_WC_SUCCESS, IB_WC_RDMA_WRITE, NULL);
+	st_wc(test, lb->b->rcq, id + 1, IB_WC_SUCCESS,
+	      IB_WC_RECV_RDMA_WITH_IMM, &wc);
+	KUNIT_EXPECT_TRUE(test, wc.wc_flags & IB_WC_WITH_IMM);
+	KUNIT_EXPECT_FALSE(test, wc.wc_flags & IB_WC_WITH_INVALIDATE);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(wc.ex.imm_data), be32_to_cpu(imm));
+	KUNIT_EXPECT_EQ(test, wc.byte_len, len);
+	KUNIT_EXPECT_PTR_EQ(test, wc.qp, lb->b->qp);
+	/* Placed by the time the receive completed. */
+	KUNIT_EXPECT_TRUE(test, !memcmp(st_mr_ptr(m, at), src, len));
+	KUNIT_EXPECT_TRUE(test, st_all(rb.base, rb.size, ST_GUARD));
+}
+
+/*
+ * IB_WR_RDMA_WRITE_WITH_IMM: a multi-FPDU one, a zero-length one, and a
+ * solicited one, which alone wakes a solicited-only CQ arm.
+ */
+static void st_lb_write_imm(struct kunit *test)
+{
+	struct st_lb lb = st_lb_up(test, RSW_MPA_RTR_READ, true, false);
+	const u32 mr_len = 64 * 1024, at = 100, len = 40 * 1024 + 3;
+	struct st_mr *m = st_mr_new(test, st.pd, mr_len);
+	unsigned long end;
+
+	st_mr_reg_post(test, lb.b, m, IB_ACCESS_LOCAL_WRITE |
+		       IB_ACCESS_REMOTE_WRITE, 1);
+	KUNIT_ASSERT_EQ(test, ib_req_notify_cq(lb.b->rcq, IB_CQ_SOLICITED), 0);
+	st_write_imm_check(test, &lb, m, at, len, 0, cpu_to_be32(0x12345678),
+			   10);
+	KUNIT_EXPECT_TRUE(test, st_all(st_mr_ptr(m, 0), at, ST_FILL));
+	KUNIT_EXPECT_TRUE(test, st_all(st_mr_ptr(m, at + len),
+				       mr_len - at - len, ST_FILL));
+	st_write_imm_check(test, &lb, m, 0, 0, 0, cpu_to_be32(0xfedcba98), 20);
+	msleep(ST_QUIET_MS);
+	KUNIT_EXPECT_EQ_MSG(test, atomic_read(&lb.b->rcq_notify), 0,
+			    "an unsolicited Immediate Data woke the arm");
+	st_write_imm_check(test, &lb, m, 8, 77, IB_SEND_SOLICITED,
+			   cpu_to_be32(0x80000001), 30);
+	end = jiffies + msecs_to_jiffies(ST_WAIT_MS);
+	while (!atomic_read(&lb.b->rcq_notify) && time_before(jiffies, end))
+		msleep(5);
+	KUNIT_EXPECT_EQ(test, atomic_read(&lb.b->rcq_notify), 1);
+	st_mr_guards(test, m);
+	/* A plain Send afterwards is a plain receive again. */
+	st_send_check(test, lb.a, lb.b, 40, 1, 1, 0, 40);
+	st_lb_down(test, &lb);
+}
+
+/* IB_WR_SEND_WITH_IMM has no faithful mapping: refused at post. */
+static void st_lb_send_imm_refused(struct kunit *test)
+{
+	struct st_lb lb = st_lb_up(test, RSW_MPA_RTR_WRITE, true, false);
+	u8 *buf = kunit_kzalloc(test, 16, GFP_KERNEL);
+	const struct ib_send_wr *bad = NULL;
+	struct ib_sge sge;
+	struct ib_send_wr wr = {
+		.wr_id = 1, .opcode = IB_WR_SEND_WITH_IMM, .num_sge = 1,
+		.send_flags = IB_SEND_SIGNALED,
+	};
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	sge = st_sge(st.pd, buf, 16);
+	wr.sg_list = &sge;
+	wr.ex.imm_data = cpu_to_be32(7);
+	KUNIT_EXPECT_EQ(test, ib_post_send(lb.a->qp, &wr, &bad), -EINVAL);
+	KUNIT_EXPECT_PTR_EQ(test, bad, (const struct ib_send_wr *)&wr);
+	st_cq_empty(test, lb.a->scq, "A send CQ");
+	KUNIT_EXPECT_EQ(test, st_state(test, lb.a), IB_QPS_RTS);
+	st_send_check(test, lb.a, lb.b, 16, 1, 1, 0, 2);
+	st_lb_down(test, &lb);
+}
+
 /* ==========================================================================
  * Part B: a hostile peer on a raw socket.
  */
@@ -1565,6 +1998,7 @@ struct st_hx {
 	struct st_mr *mr;	/* REMOTE_WRITE | REMOTE_READ, this PD */
 	struct st_mr *other;	/* REMOTE_WRITE, the other PD */
 	struct st_mr *local;	/* LOCAL_WRITE only, this PD */
+	struct st_mr *atomic;	/* REMOTE_ATOMIC, this PD */
 	struct st_lbuf rq;	/* receive buffers between guards */
 	u32 nrecv;
 	bool crc;
@@ -1838,6 +2272,96 @@ static void st_b_send_inv_other_pd(struct st_hx *x)
 	st_send(x, RSW_OP_SEND_INV, 1, 0, 8, x->other->mr->rkey, NULL);
 }
 
+/*
+ * RFC 7306: an Atomic Request (FetchAdd +1 unless @aop says otherwise) on
+ * queue @qn, MSN 1, to @stag/@to.
+ */
+static void st_atomic_hdr(union rsw_hdr *h, u32 qn, u32 msn, u8 aop,
+			  u32 stag, u64 to)
+{
+	struct rsw_rdmap_atomic_req *a = &h->atomic_req.atomic;
+
+	st_hdr_untagged(h, RSW_OP_ATOMIC_REQ, qn, msn, 0);
+	rsw_atomic_set_operands(a, RSW_ATOMIC_FETCH_ADD, 1, 0, 0, 0);
+	rsw_atomic_set_op(a, aop);
+	a->req_id = cpu_to_be32(0x00515700 + msn);
+	a->stag = cpu_to_be32(stag);
+	a->to = cpu_to_be64(to);
+}
+
+static void st_atomic_req(struct st_hx *x, u32 qn, u8 aop, u32 stag, u64 to,
+			  const struct st_mut *mut)
+{
+	union rsw_hdr h;
+
+	st_atomic_hdr(&h, qn, 1, aop, stag, to);
+	st_emit(x, &h, sizeof(h.atomic_req), 0, mut);
+}
+
+static void st_b_atomic_misaligned(struct st_hx *x)
+{
+	st_atomic_req(x, RSW_QN_READ_REQ, RSW_ATOMIC_FETCH_ADD,
+		      x->atomic->mr->rkey, x->atomic->mr->iova + 4, NULL);
+}
+
+static void st_b_atomic_no_right(struct st_hx *x)
+{
+	st_atomic_req(x, RSW_QN_READ_REQ, RSW_ATOMIC_FETCH_ADD,
+		      x->mr->mr->rkey, x->mr->mr->iova + 8, NULL);
+}
+
+static void st_b_atomic_wrong_qn(struct st_hx *x)
+{
+	st_atomic_req(x, RSW_QN_SEND, RSW_ATOMIC_FETCH_ADD,
+		      x->atomic->mr->rkey, x->atomic->mr->iova, NULL);
+}
+
+/* ULPDU_Length covers the DDP header and 22 of the 52 RDMAP octets. */
+static void st_b_atomic_truncated(struct st_hx *x)
+{
+	static const struct st_mut m = { .set_len = true, .len = 40 };
+
+	st_atomic_req(x, RSW_QN_READ_REQ, RSW_ATOMIC_FETCH_ADD,
+		      x->atomic->mr->rkey, x->atomic->mr->iova, &m);
+}
+
+static void st_b_atomic_reserved_op(struct st_hx *x)
+{
+	st_atomic_req(x, RSW_QN_READ_REQ, 3, x->atomic->mr->rkey,
+		      x->atomic->mr->iova, NULL);
+}
+
+/* An Atomic Response with no Atomic Request outstanding. */
+static void st_b_atomic_resp_unasked(struct st_hx *x)
+{
+	union rsw_hdr h;
+
+	st_hdr_untagged(&h, RSW_OP_ATOMIC_RESP, RSW_QN_ATOMIC_RESP, 1, 0);
+	h.atomic_resp.atomic.req_id = cpu_to_be32(1);
+	h.atomic_resp.atomic.orig = cpu_to_be64(0x1122334455667788ULL);
+	st_emit(x, &h, sizeof(h.atomic_resp), 0, NULL);
+}
+
+/* Immediate Data, MSN 1, with @plen octets after its eight. */
+static void st_imm(struct st_hx *x, u32 plen)
+{
+	union rsw_hdr h;
+
+	st_hdr_untagged(&h, RSW_OP_IMM_DATA, RSW_QN_SEND, 1, 0);
+	h.imm.imm.data = cpu_to_be64(0x0102030405060708ULL);
+	st_emit(x, &h, sizeof(h.imm), plen, NULL);
+}
+
+static void st_b_imm_no_recv(struct st_hx *x)
+{
+	st_imm(x, 0);
+}
+
+static void st_b_imm_ninth_octet(struct st_hx *x)
+{
+	st_imm(x, 1);
+}
+
 /* Whether the Terminate carries the offending DDP header (D bit). */
 enum st_d { D_ANY, D_YES, D_NO };
 
@@ -1935,6 +2459,27 @@ static const struct st_bad_case st_bad_cases[] = {
 	{ "read request with IRD 0", st_b_rreq_ird0,
 	  ST_DDP_U, RSW_DDP_EC_U_MSN_NO_BUF, D_YES, false, ST_FLUSH,
 	  .ird0 = true },
+	/* RFC 7306 (issue 12): sections 8.1 and 8.2. */
+	{ "atomic request misaligned target", st_b_atomic_misaligned,
+	  ST_RDMAP_OP, RSW_RDMAP_EC_CATASTROPHIC_STREAM, D_YES, false,
+	  ST_FLUSH },
+	{ "atomic request without REMOTE_ATOMIC", st_b_atomic_no_right,
+	  ST_RDMAP_PROT, RSW_RDMAP_EC_ACCESS, D_YES, false, ST_FLUSH },
+	{ "atomic request on queue 0", st_b_atomic_wrong_qn,
+	  ST_DDP_U, RSW_DDP_EC_U_INVALID_QN, D_YES, false, ST_FLUSH },
+	{ "atomic request header truncated", st_b_atomic_truncated,
+	  ST_RDMAP_OP, RSW_RDMAP_EC_CATASTROPHIC_STREAM, D_YES, false,
+	  ST_FLUSH },
+	{ "atomic request reserved AOpCode", st_b_atomic_reserved_op,
+	  ST_RDMAP_OP, RSW_RDMAP_EC_CATASTROPHIC_STREAM, D_YES, false,
+	  ST_FLUSH },
+	{ "atomic response with no atomic outstanding",
+	  st_b_atomic_resp_unasked,
+	  ST_DDP_U, RSW_DDP_EC_U_MSN_NO_BUF, D_YES, false, ST_FLUSH },
+	{ "immediate data no receive posted", st_b_imm_no_recv,
+	  ST_DDP_U, RSW_DDP_EC_U_MSN_NO_BUF, D_YES, true, ST_FLUSH },
+	{ "immediate data with a ninth octet", st_b_imm_ninth_octet,
+	  ST_DDP_U, RSW_DDP_EC_U_TOO_LONG, D_YES, false, ST_FLUSH },
 };
 
 static void st_bad_desc(const struct st_bad_case *c, char *desc)
@@ -2003,6 +2548,8 @@ static struct st_hx *st_hx_up_fill(struct kunit *test, bool crc,
 			 IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ);
 	x->local = st_mr_new(test, st.pd, 512);
 	st_mr_reg_direct(test, x->local, st.pd, IB_ACCESS_LOCAL_WRITE);
+	x->atomic = st_mr_new(test, st.pd, 512);
+	st_mr_reg_direct(test, x->atomic, st.pd, ST_ATOMIC_ACCESS);
 	KUNIT_ASSERT_EQ(test, st_mr_check(st.pd, ST_NO_STAG, 0, 1,
 					  IB_ACCESS_REMOTE_WRITE),
 			RSW_MR_ERR_STAG);
@@ -2107,6 +2654,8 @@ static void st_hx_check_end(struct kunit *test, struct st_hx *x,
 	st_mr_guards(test, x->other);
 	KUNIT_EXPECT_TRUE(test, st_all(st_mr_ptr(x->local, 0), 512, ST_FILL));
 	st_mr_guards(test, x->local);
+	KUNIT_EXPECT_TRUE(test, st_all(st_mr_ptr(x->atomic, 0), 512, ST_FILL));
+	st_mr_guards(test, x->atomic);
 	for (i = 0; i <= ST_HX_RQ_NUM; i++)
 		KUNIT_EXPECT_TRUE_MSG(test, st_all(x->rq.base + i *
 						   (ST_HX_RQ_LEN + ST_GUARD_LEN),
@@ -2296,6 +2845,212 @@ static void st_peer_write_then_reset(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, st_state(test, x->e), IB_QPS_RTS);
 	st_peer_reset(test, x);
 	KUNIT_EXPECT_EQ(test, st_stats(test, x->e).term_sent, 0);
+}
+
+/*
+ * The control for the Atomic rows above: a well-formed FetchAdd and Swap
+ * from the raw peer on the REMOTE_ATOMIC MR are executed in order and
+ * answered with Atomic Responses (QN 3, MSN 1 and 2) that echo the
+ * peer's Request Identifiers and carry the original values big-endian.
+ * Swap has no verbs opcode: this is its only end-to-end check.
+ */
+static void st_peer_atomic_resp(struct kunit *test, struct st_hx *x, u32 msn,
+				const u8 *orig)
+{
+	u8 t[64];
+	const u8 want[20] = {
+		0x41, 0x4b, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, msn, 0, 0, 0, 0,
+		0x00, 0x51,
+	};
+
+	KUNIT_ASSERT_EQ(test, st_read_fpdu(test, x, t, sizeof(t)), 30);
+	KUNIT_EXPECT_TRUE_MSG(test, !memcmp(t + 2, want, sizeof(want)),
+			      "Atomic Response %u header", msn);
+	KUNIT_EXPECT_EQ(test, t[22], 0x57);
+	KUNIT_EXPECT_EQ(test, t[23], msn);
+	KUNIT_EXPECT_TRUE_MSG(test, !memcmp(t + 24, orig, 8),
+			      "Original Remote Data %u", msn);
+}
+
+static void st_peer_atomic(struct kunit *test)
+{
+	static const u8 orig1[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	static const u8 orig2[8] = { 1, 2, 3, 4, 5, 6, 8, 8 };
+	struct st_hx *x = st_hx_up(test, true, false);
+	u64 *word = (u64 *)st_mr_ptr(x->atomic, 8);
+	u32 stag = x->atomic->mr->rkey;
+	u64 to = x->atomic->mr->iova + 8;
+	union rsw_hdr h;
+
+	*word = 0x0102030405060708ULL;
+	st_atomic_hdr(&h, RSW_QN_READ_REQ, 1, RSW_ATOMIC_FETCH_ADD, stag, to);
+	h.atomic_req.atomic.data = cpu_to_be64(0x100);
+	st_emit(x, &h, sizeof(h.atomic_req), 0, NULL);
+	st_atomic_hdr(&h, RSW_QN_READ_REQ, 2, RSW_ATOMIC_SWAP, stag, to);
+	rsw_atomic_set_operands(&h.atomic_req.atomic, RSW_ATOMIC_SWAP,
+				0xa5a5a5a55a5a5a5aULL, 0, 0, 0);
+	st_emit(x, &h, sizeof(h.atomic_req), 0, NULL);
+	KUNIT_ASSERT_EQ(test, st_send_all(x->raw, x->frame, x->frame_len),
+			(int)x->frame_len);
+	st_peer_atomic_resp(test, x, 1, orig1);
+	st_peer_atomic_resp(test, x, 2, orig2);
+	KUNIT_EXPECT_EQ(test, *word, 0xa5a5a5a55a5a5a5aULL);
+	KUNIT_EXPECT_TRUE(test, st_all(st_mr_ptr(x->atomic, 0), 8, ST_FILL));
+	KUNIT_EXPECT_TRUE(test, st_all(st_mr_ptr(x->atomic, 16), 512 - 16,
+				       ST_FILL));
+	st_mr_guards(test, x->atomic);
+	KUNIT_EXPECT_EQ(test, st_state(test, x->e), IB_QPS_RTS);
+	st_cq_empty(test, x->e->rcq, "recv CQ");
+	st_peer_reset(test, x);
+	KUNIT_EXPECT_EQ(test, st_stats(test, x->e).term_sent, 0);
+}
+
+/*
+ * Immediate Data after a Send completes with the length of no Write: the
+ * raw peer's Write, Send, Immediate Data give a RECV of 8 octets and a
+ * RECV_RDMA_WITH_IMM of byte_len 0 (the Write was not the message before
+ * it), with the first four of the eight octets as the immediate value.
+ */
+static void st_peer_imm_after_send(struct kunit *test)
+{
+	struct st_hx *x = st_hx_up(test, true, false);
+	union rsw_hdr h;
+	struct ib_wc wc;
+
+	st_write(x, x->mr->mr->rkey, x->mr->mr->iova, 16);
+	st_send(x, RSW_OP_SEND, 1, 0, 8, 0, NULL);
+	st_hdr_untagged(&h, RSW_OP_IMM_DATA, RSW_QN_SEND, 2, 0);
+	h.imm.imm.data = cpu_to_be64(0x0102030405060708ULL);
+	st_emit(x, &h, sizeof(h.imm), 0, NULL);
+	KUNIT_ASSERT_EQ(test, st_send_all(x->raw, x->frame, x->frame_len),
+			(int)x->frame_len);
+	st_wc(test, x->e->rcq, 50, IB_WC_SUCCESS, IB_WC_RECV, &wc);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, 8);
+	KUNIT_EXPECT_FALSE(test, wc.wc_flags & IB_WC_WITH_IMM);
+	st_wc(test, x->e->rcq, 51, IB_WC_SUCCESS, IB_WC_RECV_RDMA_WITH_IMM,
+	      &wc);
+	KUNIT_EXPECT_TRUE(test, wc.wc_flags & IB_WC_WITH_IMM);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(wc.ex.imm_data), 0x01020304U);
+	KUNIT_EXPECT_EQ_MSG(test, wc.byte_len, 0,
+			    "the length of a Write before the Send");
+	/* The second receive's buffer was not written. */
+	KUNIT_EXPECT_TRUE(test, st_all(x->rq.base + 2 * ST_GUARD_LEN +
+				       ST_HX_RQ_LEN, ST_HX_RQ_LEN, ST_GUARD));
+	KUNIT_EXPECT_EQ(test, st_state(test, x->e), IB_QPS_RTS);
+	sock_no_linger(x->raw->sk);
+	kunit_release_action(test, st_sock_release, x->raw);
+	KUNIT_EXPECT_TRUE_MSG(test, st_wait_closed(x->e), "closed() not called");
+	st_cq_empty(test, x->e->rcq, "recv CQ");
+	KUNIT_EXPECT_EQ(test, st_stats(test, x->e).term_sent, 0);
+}
+
+/*
+ * The requester's side: a response that is not the one its oldest
+ * outstanding request is owed.  The QP sends an Atomic Request (or a
+ * Read Request) to the raw peer, which answers wrongly; the QP must send
+ * a Terminate with @layer/@etype/@ecode and the DDP header, end in ERROR,
+ * complete the WR in error and leave the result buffer untouched.
+ */
+struct st_resp_case {
+	const char *name;
+	bool read;			/* a Read outstanding, not an Atomic */
+	void (*answer)(struct st_hx *x, const u8 *req, u64 res);
+	u8 layer, etype, ecode;
+};
+
+/* An Atomic Response to @req with the Request Identifier off by one. */
+static void st_r_wrong_id(struct st_hx *x, const u8 *req, u64 res)
+{
+	const union rsw_hdr *rq = (const void *)req;
+	union rsw_hdr h;
+
+	st_hdr_untagged(&h, RSW_OP_ATOMIC_RESP, RSW_QN_ATOMIC_RESP, 1, 0);
+	h.atomic_resp.atomic.req_id =
+		cpu_to_be32(be32_to_cpu(rq->atomic_req.atomic.req_id) + 1);
+	st_emit(x, &h, sizeof(h.atomic_resp), 0, NULL);
+}
+
+/* A Read Response of 8 octets onto the Atomic's result buffer. */
+static void st_r_rresp_for_atomic(struct st_hx *x, const u8 *req, u64 res)
+{
+	union rsw_hdr h;
+
+	st_hdr_tagged(&h, RSW_OP_READ_RESP, st.pd->local_dma_lkey, res);
+	st_emit(x, &h, sizeof(h.tagged), 8, NULL);
+}
+
+/* An Atomic Response while a Read is the oldest outstanding request. */
+static void st_r_aresp_for_read(struct st_hx *x, const u8 *req, u64 res)
+{
+	union rsw_hdr h;
+
+	st_hdr_untagged(&h, RSW_OP_ATOMIC_RESP, RSW_QN_ATOMIC_RESP, 1, 0);
+	h.atomic_resp.atomic.req_id = cpu_to_be32(0);
+	st_emit(x, &h, sizeof(h.atomic_resp), 0, NULL);
+}
+
+static const struct st_resp_case st_resp_cases[] = {
+	{ "atomic response with another request identifier", false,
+	  st_r_wrong_id, ST_RDMAP_OP, RSW_RDMAP_EC_OPCODE },
+	{ "read response while an atomic is outstanding", false,
+	  st_r_rresp_for_atomic, ST_DDP_T, RSW_DDP_EC_T_INVALID_STAG },
+	{ "atomic response while a read is outstanding", true,
+	  st_r_aresp_for_read, ST_DDP_U, RSW_DDP_EC_U_MSN_NO_BUF },
+};
+
+KUNIT_ARRAY_PARAM_DESC(st_resp, st_resp_cases, name);
+
+/* The QP's request to the raw peer: an Atomic FetchAdd or a Read of 8. */
+static void st_resp_post(struct kunit *test, struct st_hx *x, bool read,
+			 u64 *res)
+{
+	const struct st_aop add = { IB_WR_ATOMIC_FETCH_AND_ADD, 1 };
+	struct ib_sge sge = st_sge(st.pd, res, 8);
+
+	if (read)
+		st_post_rdma(test, x->e, 9, IB_WR_RDMA_READ, 0, &sge, 1,
+			     0x1000, 0x00424201, 0);
+	else
+		st_post_atomic(test, x->e, 9, &add, res, 0x1000, 0x00424201);
+}
+
+static void st_peer_bad_resp(struct kunit *test)
+{
+	const struct st_resp_case *c = test->param_value;
+	struct st_hx *x = st_hx_up(test, true, false);
+	struct st_lbuf rb = st_lbuf_new(test, 8);
+	u8 *t = kunit_kzalloc(test, 256, GFP_KERNEL);
+	const struct rsw_hdr_term *th = (const void *)t;
+	struct ib_wc wc;
+
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	/* The raw peer speaks first (MPA): an empty Write. */
+	st_write(x, x->mr->mr->rkey, x->mr->mr->iova, 0);
+	KUNIT_ASSERT_EQ(test, st_send_all(x->raw, x->frame, x->frame_len),
+			(int)x->frame_len);
+	x->frame_len = 0;
+	st_resp_post(test, x, c->read, (u64 *)rb.base);
+	KUNIT_ASSERT_GT(test, st_read_fpdu(test, x, t, 256), 0);
+	KUNIT_ASSERT_EQ(test, rsw_rdmap_opcode(&th->ddp.c),
+			c->read ? RSW_OP_READ_REQ : RSW_OP_ATOMIC_REQ);
+	c->answer(x, t, (u64)(uintptr_t)rb.base);
+	KUNIT_ASSERT_EQ(test, st_send_all(x->raw, x->frame, x->frame_len),
+			(int)x->frame_len);
+	KUNIT_ASSERT_GT_MSG(test, st_read_fpdu(test, x, t, 256), 0,
+			    "no Terminate came back");
+	KUNIT_EXPECT_EQ(test, rsw_rdmap_opcode(&th->ddp.c), RSW_OP_TERMINATE);
+	KUNIT_EXPECT_EQ(test, rsw_term_layer(&th->term), c->layer);
+	KUNIT_EXPECT_EQ(test, rsw_term_etype(&th->term), c->etype);
+	KUNIT_EXPECT_EQ(test, rsw_term_ecode(&th->term), c->ecode);
+	KUNIT_EXPECT_TRUE(test, rsw_term_d(&th->term));
+	kernel_sock_shutdown(x->raw, SHUT_WR);
+	KUNIT_EXPECT_TRUE_MSG(test, st_wait_closed(x->e), "closed() not called");
+	KUNIT_EXPECT_EQ(test, st_state(test, x->e), IB_QPS_ERR);
+	KUNIT_ASSERT_TRUE(test, st_poll(x->e->scq, &wc, ST_WAIT_MS));
+	KUNIT_EXPECT_EQ(test, wc.wr_id, 9);
+	KUNIT_EXPECT_NE(test, wc.status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_TRUE(test, st_all(rb.base, 8, ST_GUARD));
+	KUNIT_EXPECT_EQ(test, st_stats(test, x->e).term_sent, 1);
 }
 
 /*
@@ -2684,9 +3439,18 @@ static struct kunit_case st_cases[] = {
 	KUNIT_CASE(st_lb_close_orderly),
 	KUNIT_CASE(st_lb_drain),
 	KUNIT_CASE(st_lb_direct_end),
+	KUNIT_CASE_PARAM(st_lb_atomic, st_atomic_gen_params),
+	KUNIT_CASE(st_lb_atomic_order),
+	KUNIT_CASE(st_lb_atomic_bad_sge),
+	KUNIT_CASE(st_lb_atomic_race),
+	KUNIT_CASE(st_lb_write_imm),
+	KUNIT_CASE(st_lb_send_imm_refused),
 	KUNIT_CASE_PARAM(st_hostile, st_bad_gen_params),
 	KUNIT_CASE_PARAM(st_peer_terminate, st_term_gen_params),
 	KUNIT_CASE(st_peer_write_then_reset),
+	KUNIT_CASE(st_peer_atomic),
+	KUNIT_CASE(st_peer_imm_after_send),
+	KUNIT_CASE_PARAM(st_peer_bad_resp, st_resp_gen_params),
 	KUNIT_CASE_PARAM(st_peer_rtr, st_rtr_gen_params),
 	KUNIT_CASE(st_reset_live_stream),
 	KUNIT_CASE_PARAM(st_peer_rtr_full, st_rtr_full_gen_params),

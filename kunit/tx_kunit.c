@@ -1410,6 +1410,244 @@ static void tx_sock_stream(struct kunit *test)
 			      len, i + 1, c->mem + 1);
 }
 
+/* ------------------------------------------- RFC 7306 on the wire, by hand */
+
+/*
+ * The FPDUs of the RFC 7306 messages, octet by octet, from the draft's
+ * Appendix A (A.1, A.2, A.3) and Figures 2, 4, 6 and 7, written out here
+ * literally: nothing below uses wire.h's structs or accessors, so a wrong
+ * offset or byte order there cannot hide in both.  MPA CRC is off, so the
+ * trailer is four zero octets (RFC 5044); MPA markers are not used.
+ *
+ * Octets 0..1 ULPDU_Length; 2 DDP control |T|L|Resrv|DV| (untagged, last,
+ * version 1: 0x41); 3 RDMAP control |RV|Rsv|Opcode| (version 1: 0x40 |
+ * opcode); 4..7 reserved (Invalidate STag, zero); 8..11 QN; 12..15 MSN;
+ * 16..19 MO; the RDMAP header from octet 20.
+ */
+#define TX_W_AREQ_LEN	76	/* 2 + 18 + 52, no PAD, CRC */
+
+/* Unmasked FetchAdd: Add Mask 0, Compare Data 0, Compare Mask all ones. */
+static const u8 tx_w_fetch_add[TX_W_AREQ_LEN] = {
+	0x00, 0x46, 0x41, 0x4a, 0x00, 0x00, 0x00, 0x00,	/* 70, 0xa */
+	0x00, 0x00, 0x00, 0x01,			/* QN 1 */
+	0x00, 0x00, 0x00, 0x01,			/* MSN 1 */
+	0x00, 0x00, 0x00, 0x00,			/* MO 0 */
+	0x00, 0x00, 0x00, 0x00,			/* AOpCode 0: FetchAdd */
+	0x00, 0x00, 0x00, 0x10,			/* Request Identifier */
+	0x00, 0xab, 0xcd, 0x42,			/* Remote STag */
+	0x70, 0x00, 0x00, 0x00, 0x00, 0x00, 0x10, 0x08,	/* Remote TO */
+	0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08,	/* Add Data */
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,	/* Add Mask */
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,	/* Compare Data */
+	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,	/* Compare Mask */
+	0x00, 0x00, 0x00, 0x00,			/* CRC off */
+};
+
+/* Unmasked CmpSwap: both masks all ones. */
+static const u8 tx_w_cmp_swap[TX_W_AREQ_LEN] = {
+	0x00, 0x46, 0x41, 0x4a, 0x00, 0x00, 0x00, 0x00,	/* 70, 0xa */
+	0x00, 0x00, 0x00, 0x01,
+	0x00, 0x00, 0x00, 0x02,			/* MSN 2 */
+	0x00, 0x00, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x02,			/* AOpCode 2: CmpSwap */
+	0x00, 0x00, 0x00, 0x11,
+	0x00, 0xab, 0xcd, 0x42,			/* Remote STag */
+	0x70, 0x00, 0x00, 0x00, 0x00, 0x00, 0x10, 0x08,	/* Remote TO */
+	0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff, 0x00,	/* Swap Data */
+	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,	/* Swap Mask */
+	0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88,	/* Compare Data */
+	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,	/* Compare Mask */
+	0x00, 0x00, 0x00, 0x00,
+};
+
+static const u8 tx_w_masked_fetch_add[TX_W_AREQ_LEN] = {
+	0x00, 0x46, 0x41, 0x4a, 0x00, 0x00, 0x00, 0x00,	/* 70, 0xa */
+	0x00, 0x00, 0x00, 0x01,
+	0x00, 0x00, 0x00, 0x03,			/* MSN 3 */
+	0x00, 0x00, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x00,			/* FetchAdd */
+	0x00, 0x00, 0x00, 0x12,
+	0x00, 0xab, 0xcd, 0x42,			/* Remote STag */
+	0x70, 0x00, 0x00, 0x00, 0x00, 0x00, 0x10, 0x08,	/* Remote TO */
+	0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x02,	/* Add Data */
+	0x80, 0x00, 0x00, 0x00, 0x80, 0x00, 0x00, 0x00,	/* Add Mask */
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	0x00, 0x00, 0x00, 0x00,
+};
+
+static const u8 tx_w_masked_cmp_swap[TX_W_AREQ_LEN] = {
+	0x00, 0x46, 0x41, 0x4a, 0x00, 0x00, 0x00, 0x00,	/* 70, 0xa */
+	0x00, 0x00, 0x00, 0x01,
+	0x00, 0x00, 0x00, 0x04,			/* MSN 4 */
+	0x00, 0x00, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x02,			/* CmpSwap */
+	0x00, 0x00, 0x00, 0x13,
+	0x00, 0xab, 0xcd, 0x42,			/* Remote STag */
+	0x70, 0x00, 0x00, 0x00, 0x00, 0x00, 0x10, 0x08,	/* Remote TO */
+	0x12, 0x34, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,	/* Swap Data */
+	0xff, 0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,	/* Swap Mask */
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xab,	/* Compare Data */
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff,	/* Compare Mask */
+	0x00, 0x00, 0x00, 0x00,
+};
+
+/* Atomic Response (A.2): QN 3, Original Request Identifier and Value. */
+static const u8 tx_w_atomic_resp[36] = {
+	0x00, 0x1e, 0x41, 0x4b, 0x00, 0x00, 0x00, 0x00,	/* 30, 0xb */
+	0x00, 0x00, 0x00, 0x03,			/* QN 3 */
+	0x00, 0x00, 0x00, 0x01,			/* MSN 1 */
+	0x00, 0x00, 0x00, 0x00,
+	0xa1, 0xb2, 0xc3, 0xd4,			/* Original Request Id */
+	0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08,	/* Original Value */
+	0x00, 0x00, 0x00, 0x00,
+};
+
+/*
+ * Write with Immediate: the Write (tagged, 0xc1 0x40, STag, TO, 8
+ * octets), then Immediate Data (A.3) on QN 0 (0x48; with SE 0x49): the
+ * verbs' 32 bits of immediate data first, then four zero octets.
+ */
+static const u8 tx_w_write_imm[28 + 32] = {
+	0x00, 0x16, 0xc1, 0x40,			/* Write, tagged, last */
+	0x00, 0xab, 0xcd, 0x42,			/* STag */
+	0x70, 0x00, 0x00, 0x00, 0x00, 0x00, 0x10, 0x08,	/* TO */
+	0x51, 0x52, 0x53, 0x54, 0x55, 0x56, 0x57, 0x58,	/* payload */
+	0x00, 0x00, 0x00, 0x00,
+	0x00, 0x1a, 0x41, 0x49, 0x00, 0x00, 0x00, 0x00,	/* 26, 0x9 */
+	0x00, 0x00, 0x00, 0x00,			/* QN 0 */
+	0x00, 0x00, 0x00, 0x01,			/* MSN 1 */
+	0x00, 0x00, 0x00, 0x00,
+	0xfe, 0xdc, 0xba, 0x98, 0x00, 0x00, 0x00, 0x00,	/* Immediate Data */
+	0x00, 0x00, 0x00, 0x00,
+};
+
+/* @got equals @want octet by octet; each difference named by offset. */
+static void tx_w_expect(struct kunit *test, const u8 *got, const u8 *want,
+			u32 len, const char *what)
+{
+	u32 i, bad = 0;
+
+	for (i = 0; i < len; i++) {
+		if (got[i] == want[i])
+			continue;
+		if (bad++ < 8)
+			KUNIT_FAIL(test, "%s octet %u: %#04x, want %#04x", what,
+				   i, got[i], want[i]);
+	}
+	KUNIT_EXPECT_EQ_MSG(test, bad, 0U, "%s: octets differ", what);
+}
+
+/* An atomic SQE with an 8-byte result buffer in @c's memory. */
+static struct rdmap_sw_sqe *tx_w_atomic_sqe(struct kunit *test,
+					    struct tx_ctx *c, u8 opcode,
+					    u64 compare_add, u64 swap,
+					    u64 compare_add_mask, u64 swap_mask)
+{
+	struct rdmap_sw_sqe *sqe = tx_sqe(test, opcode);
+
+	sqe->raddr = 0x7000000000001008ULL;
+	tx_sqe_sge(sqe, c->mem + 64, 8);
+	sqe->atomic.compare_add = compare_add;
+	sqe->atomic.swap = swap;
+	sqe->atomic.compare_add_mask = compare_add_mask;
+	sqe->atomic.swap_mask = swap_mask;
+	return sqe;
+}
+
+/*
+ * The four kernel atomic WRs as Atomic Requests: the unmasked ones carry
+ * the fixed masks of Figure 5 whatever the WR's mask fields hold.
+ */
+static void tx_wire_atomic_request(struct kunit *test)
+{
+	struct tx_ctx *c = tx_ctx(test, false, 4);
+	const u8 *b = c->sink.buf;
+	struct rdmap_sw_sqe *sqe[4];
+	u32 i;
+
+	sqe[0] = tx_w_atomic_sqe(test, c, RDMAP_SW_WR_ATOMIC_FETCH_AND_ADD,
+				 0x0102030405060708ULL, 0xdeadbeefULL, 0x1111,
+				 0x2222);
+	sqe[1] = tx_w_atomic_sqe(test, c, RDMAP_SW_WR_ATOMIC_CMP_AND_SWP,
+				 0x1122334455667788ULL, 0x99aabbccddeeff00ULL,
+				 0x3333, 0x4444);
+	sqe[2] = tx_w_atomic_sqe(test, c,
+				 RDMAP_SW_WR_MASKED_ATOMIC_FETCH_AND_ADD,
+				 0x0000000100000002ULL, 0x5555,
+				 0x8000000080000000ULL, 0x6666);
+	sqe[3] = tx_w_atomic_sqe(test, c,
+				 RDMAP_SW_WR_MASKED_ATOMIC_CMP_AND_SWP, 0xab,
+				 0x1234000000000000ULL, 0xff,
+				 0xffff000000000000ULL);
+	/* SQ indices 0x10..0x13: the Request Identifiers. */
+	for (i = 0; i < 4; i++)
+		KUNIT_ASSERT_EQ(test, rsw_tx_wqe(c->tx, NULL, sqe[i], 0x10 + i),
+				0);
+	KUNIT_ASSERT_EQ(test, c->sink.len, 4 * TX_W_AREQ_LEN);
+	tx_w_expect(test, b, tx_w_fetch_add, TX_W_AREQ_LEN, "FetchAdd");
+	tx_w_expect(test, b + TX_W_AREQ_LEN, tx_w_cmp_swap, TX_W_AREQ_LEN,
+		    "CmpSwap");
+	tx_w_expect(test, b + 2 * TX_W_AREQ_LEN, tx_w_masked_fetch_add,
+		    TX_W_AREQ_LEN, "masked FetchAdd");
+	tx_w_expect(test, b + 3 * TX_W_AREQ_LEN, tx_w_masked_cmp_swap,
+		    TX_W_AREQ_LEN, "masked CmpSwap");
+	/* All four wait for their responses, against ORD as Reads do. */
+	KUNIT_EXPECT_EQ(test, rsw_tx_reads_outstanding(c->tx), 4);
+}
+
+/* The Responder executes a FetchAdd and answers with its Atomic Response. */
+static void tx_wire_atomic_response(struct kunit *test)
+{
+	struct tx_ctx *c = tx_ctx(test, false, 4);
+	struct ib_mr *mr = tx_frmr(test, c, 0x4000, IB_ACCESS_LOCAL_WRITE |
+				   IB_ACCESS_REMOTE_ATOMIC);
+	u8 *word = PTR_ALIGN(c->mem, PAGE_SIZE) + 8;
+	struct rsw_tx_rresp rr = {
+		.src_stag = mr->rkey, .src_to = 0x4008, .len = 8,
+		.atomic = true, .req_id = cpu_to_be32(0xa1b2c3d4),
+		.op = { .op = RSW_ATOMIC_FETCH_ADD, .data = 5, .data_mask = 0,
+			.cmp_mask = U64_MAX },
+	};
+	struct rsw_rx_term term = {};
+
+	*(u64 *)word = 0x0102030405060708ULL;
+	KUNIT_ASSERT_EQ(test, rsw_tx_read_response(c->tx, &rr, &term), 0);
+	KUNIT_ASSERT_EQ(test, c->sink.len, sizeof(tx_w_atomic_resp));
+	tx_w_expect(test, c->sink.buf, tx_w_atomic_resp,
+		    sizeof(tx_w_atomic_resp), "Atomic Response");
+	KUNIT_EXPECT_EQ(test, *(u64 *)word, 0x010203040506070dULL);
+}
+
+/* Write with Immediate and SE: a Write, then Immediate Data with SE. */
+static void tx_wire_write_imm(struct kunit *test)
+{
+	struct tx_ctx *c = tx_ctx(test, false, 4);
+	struct rdmap_sw_sqe *sqe = tx_sqe(test,
+					  RDMAP_SW_WR_RDMA_WRITE_WITH_IMM);
+	static const u8 payload[8] = {
+		0x51, 0x52, 0x53, 0x54, 0x55, 0x56, 0x57, 0x58,
+	};
+	static const u8 imm[4] = { 0xfe, 0xdc, 0xba, 0x98 };
+
+	memcpy(c->mem, payload, sizeof(payload));
+	sqe->raddr = 0x7000000000001008ULL;
+	sqe->flags |= RDMAP_SW_SQE_SOLICITED;
+	memcpy(&sqe->imm_data, imm, sizeof(imm));	/* network order */
+	tx_sqe_sge(sqe, c->mem, sizeof(payload));
+	KUNIT_ASSERT_EQ(test, rsw_tx_wqe(c->tx, NULL, sqe, 0), 0);
+	KUNIT_ASSERT_EQ(test, c->sink.len, sizeof(tx_w_write_imm));
+	tx_w_expect(test, c->sink.buf, tx_w_write_imm, sizeof(tx_w_write_imm),
+		    "Write with Immediate");
+	/* Without SE: opcode 8. */
+	c->sink.len = 0;
+	sqe->flags &= ~RDMAP_SW_SQE_SOLICITED;
+	KUNIT_ASSERT_EQ(test, rsw_tx_wqe(c->tx, NULL, sqe, 1), 0);
+	KUNIT_ASSERT_EQ(test, c->sink.len, sizeof(tx_w_write_imm));
+	KUNIT_EXPECT_EQ(test, c->sink.buf[28 + 3], 0x48);
+	KUNIT_EXPECT_EQ(test, c->sink.buf[28 + 15], 0x02);	/* MSN 2 */
+}
+
 static struct kunit_case tx_cases[] = {
 	KUNIT_CASE_PARAM(tx_roundtrip, tx_rt_gen),
 	KUNIT_CASE(tx_no_crc),
@@ -1433,6 +1671,9 @@ static struct kunit_case tx_cases[] = {
 	KUNIT_CASE(tx_qp_read_fence),
 	KUNIT_CASE(tx_qp_resume_abort),
 	KUNIT_CASE(tx_sock_stream),
+	KUNIT_CASE(tx_wire_atomic_request),
+	KUNIT_CASE(tx_wire_atomic_response),
+	KUNIT_CASE(tx_wire_write_imm),
 	{}
 };
 

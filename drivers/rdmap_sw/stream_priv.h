@@ -117,7 +117,7 @@ struct rsw_stream {
 	struct rsw_stream_deferred deferred;
 	u32 rresp_placed;		/* octets of the Read Response so far */
 	u32 write_len;			/* octets of the Write in progress */
-	/* ... and of the last whole one: an Immediate Data's byte_len */
+	/* Of the last whole Write: the byte_len of an Immediate Data after it. */
 	u32 write_last;
 	u32 msn[RSW_QN_NUM];		/* next MSN expected per queue */
 	/* Read Requests to answer: at most rr_ird (conn.ird) at once. */

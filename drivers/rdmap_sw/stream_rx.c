@@ -258,6 +258,8 @@ static bool rsw_stream_send_done(struct rsw_stream *s,
 
 	s->msn[RSW_QN_SEND]++;
 	r->active = false;
+	/* An Immediate Data after this Send follows no Write. */
+	s->write_last = 0;
 	if (r->rtr) {
 		s->rtr_wait = false;
 		return true;
