@@ -78,6 +78,7 @@
 #define RD_ATOM 16
 
 #include "wait.h"
+#include "pattern.h"
 
 struct conn {
 	struct rdma_cm_id *cid, *sid;
@@ -146,29 +147,6 @@ static void *zalloc_aligned(size_t len)
 		die("posix_memalign");
 	memset(p, 0, len);
 	return p;
-}
-
-static uint8_t pat(int seed, size_t k)
-{
-	return (uint8_t)(k * 131 + (k >> 8) * 7 + seed * 29 + 1);
-}
-
-static void fill(void *p, size_t len, int seed)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		((uint8_t *)p)[i] = pat(seed, i);
-}
-
-static long mismatch(const void *p, size_t len, int seed)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (((const uint8_t *)p)[i] != pat(seed, i))
-			return (long)i;
-	return -1;
 }
 
 static void setup(const char *dev, const char *ip, int port, unsigned int n)
@@ -484,10 +462,9 @@ static void check_post_send_atomics(void)
 	      g.res[0], g.res[1], g.res[2], g.abuf[12]);
 }
 
-/* The same through ibv_wr_atomic_*; returns ibv_wr_complete's status. */
-static int wr_atomic(bool cswap, uint64_t wr_id, uint64_t addr,
-		     uint64_t compare_add, uint64_t swap, unsigned int slot,
-		     uint32_t len)
+/* Start an ibv_wr_* list with one atomic on g.amr (no SGE yet). */
+static void wr_atomic_begin(bool cswap, uint64_t wr_id, uint64_t addr,
+			    uint64_t compare_add, uint64_t swap)
 {
 	struct ibv_qp_ex *q = g.c.qpx;
 
@@ -498,8 +475,16 @@ static int wr_atomic(bool cswap, uint64_t wr_id, uint64_t addr,
 		ibv_wr_atomic_cmp_swp(q, g.amr->rkey, addr, compare_add, swap);
 	else
 		ibv_wr_atomic_fetch_add(q, g.amr->rkey, addr, compare_add);
-	ibv_wr_set_sge(q, g.resmr->lkey, (uintptr_t)&g.res[slot], len);
-	return ibv_wr_complete(q);
+}
+
+/* The same through ibv_wr_atomic_*; returns ibv_wr_complete's status. */
+static int wr_atomic(bool cswap, uint64_t wr_id, uint64_t addr,
+		     uint64_t compare_add, uint64_t swap, unsigned int slot,
+		     uint32_t len)
+{
+	wr_atomic_begin(cswap, wr_id, addr, compare_add, swap);
+	ibv_wr_set_sge(g.c.qpx, g.resmr->lkey, (uintptr_t)&g.res[slot], len);
+	return ibv_wr_complete(g.c.qpx);
 }
 
 static void check_wr_atomics(void)
@@ -565,18 +550,12 @@ static void check_wr_atomics(void)
 	ret = wr_atomic(true, 304, raddr(&g.abuf[20]), 1, 2, 6, 16);
 	check(ret == EINVAL, "ibv_wr_atomic_cmp_swp with a 16-byte SGE: "
 	      "ibv_wr_complete %d (want EINVAL)", ret);
-	ibv_wr_start(q);
-	q->wr_id = 305;
-	q->wr_flags = IBV_SEND_SIGNALED;
-	ibv_wr_atomic_fetch_add(q, g.amr->rkey, raddr(&g.abuf[20]), 1);
+	wr_atomic_begin(false, 305, raddr(&g.abuf[20]), 1, 0);
 	ibv_wr_set_sge_list(q, 2, two);
 	ret = ibv_wr_complete(q);
 	check(ret == EINVAL, "ibv_wr_atomic_fetch_add with two 4-byte SGEs: "
 	      "ibv_wr_complete %d (want EINVAL)", ret);
-	ibv_wr_start(q);
-	q->wr_id = 306;
-	q->wr_flags = IBV_SEND_SIGNALED;
-	ibv_wr_atomic_fetch_add(q, g.amr->rkey, raddr(&g.abuf[20]), 1);
+	wr_atomic_begin(false, 306, raddr(&g.abuf[20]), 1, 0);
 	ibv_wr_set_inline_data(q, &v, 8);
 	ret = ibv_wr_complete(q);
 	check(ret == EINVAL, "ibv_wr_atomic_fetch_add with inline data: "
@@ -848,7 +827,7 @@ static int write_imm(bool ex, uint64_t wr_id, size_t off, uint32_t len,
 				  .imm_data = imm }, *bad;
 	struct ibv_qp_ex *q = g.c.qpx;
 
-	fill(g.sbuf, len, seed);
+	fill(g.sbuf, len, seed, 0);
 	wire_log("wimm 0x%x 0x%" PRIx64 " %u %08x %d", g.wmr->rkey,
 		 raddr(g.wbuf + off), len, ntohl(imm),
 		 !!(flags & IBV_SEND_SOLICITED));
@@ -903,7 +882,7 @@ static void one_write_imm(bool ex, uint64_t wr_id, size_t off, uint32_t len,
 	check(!ret, "%s: posted (%d)", what, ret);
 	done_ok(&g.c, wr_id, IBV_WC_RDMA_WRITE, what);
 	imm_received(wr_id, len, imm, what);
-	m = mismatch(g.wbuf + off, len, seed);
+	m = mismatch(g.wbuf + off, len, seed, 0);
 	check(m < 0 && g.wbuf[off - 1] == (char)0xee &&
 	      g.wbuf[off + len] == (char)0xee,
 	      "%s: %u bytes placed at offset %zu (first wrong byte %ld, "
@@ -927,7 +906,7 @@ static void check_write_imm(void)
 		      "ibv_wr_rdma_write_imm, 40000 B");
 
 	/* A plain Write, then a zero-length Write with Immediate: 0. */
-	fill(g.sbuf, 200, 13);
+	fill(g.sbuf, 200, 13, 0);
 	wr.wr.rdma.remote_addr = raddr(g.wbuf);
 	wr.wr.rdma.rkey = g.wmr->rkey;
 	wire_log("write 0x%x 0x%" PRIx64 " 200", g.wmr->rkey, raddr(g.wbuf));
