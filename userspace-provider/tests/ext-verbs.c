@@ -1007,15 +1007,13 @@ static int async_event(struct ibv_qp *qp, int ms)
 			continue;
 		type = ev.event_type;
 		ibv_ack_async_event(&ev);
+		/* The error events of a QP (not COMM_EST, SQ_DRAINED ...). */
 		if ((type == IBV_EVENT_QP_FATAL ||
 		     type == IBV_EVENT_QP_REQ_ERR ||
-		     type == IBV_EVENT_QP_ACCESS_ERR ||
-		     type == IBV_EVENT_COMM_EST ||
-		     type == IBV_EVENT_SQ_DRAINED ||
-		     type == IBV_EVENT_QP_LAST_WQE_REACHED) &&
+		     type == IBV_EVENT_QP_ACCESS_ERR) &&
 		    ev.element.qp == qp)
 			return type;
-		printf("# async event %s (not for the client QP)\n",
+		printf("# async event %s (not an error of the client QP)\n",
 		       ibv_event_type_str(type));
 	}
 	return -1;
