@@ -15,14 +15,18 @@
 #   +------------------------------------------------------+
 #
 # Checks: verbs-smoke (rings without a peer: flush on ERROR, completion
-# channel); rping 1000 verified pings; ucmatose 2 connections x 100
+# channel); wire-smoke; ext-verbs (RFC 7306 atomics, racing a local
+# thread's increments on one word, and Write with Immediate); rping 1000
+# verified pings; ucmatose 2 connections x 100
 # messages; riostream with data verification; rdma res shows the QPs of a
 # live connection in RTS; perftest over rdma_cm (skipped when perftest
 # is not installed); the module unloads and the kernel log is clean.
 #
 # perftest: by default a slice that runs each path once (write/read/send
 # bw at 64 KiB, one -b, write/read/send lat at 64 B, inline bw and lat,
-# ibv_post_send, 1 MiB), six cells on the debug kernel; RSW_PERF_MATRIX=full
+# ibv_post_send, 1 MiB), six cells on the debug kernel, and on both the
+# RFC 7306 atomics: ib_atomic_bw and ib_atomic_lat with -A FETCH_AND_ADD
+# and -A CMP_AND_SWAP (perftest's atomic size is 8); RSW_PERF_MATRIX=full
 # (make stress) runs the whole matrix: bw (one way and -b) and lat at 1 B,
 # 64 B, 4 KiB, 64 KiB and 1 MiB, inline where it applies, and bw through
 # ibv_post_send (--use_old_post_send) at two sizes.  A cell passes only on
@@ -47,7 +51,7 @@ fi
 # Upper bound for one server (it outlives its client a little).
 SRV_TIMEOUT=${SRV_TIMEOUT:-$((T_CMD_TIMEOUT + 30))}
 
-rdma_core_use rping verbs-smoke
+rdma_core_use rping verbs-smoke ext-verbs
 LOGS=$RSW_RUN/uverbs
 mkdir -p "$LOGS"
 
@@ -113,6 +117,12 @@ check "$RSW_RDMA_SMOKE" "$DEV" active
 
 step "wire-smoke: 16 SGEs, 256-byte inline, solicited events"
 check "$RSW_RDMA_PROVIDER_BUILD/wire-smoke" "$DEV" "$IP" 7480
+
+# 2000 remote FetchAdd(+1) racing 2000 local __atomic_fetch_add on one word
+# (under a second on 6.12, a few on the debug kernel).
+step "ext-verbs: RFC 7306 atomics (2000 racing increments a side), Write with Immediate"
+check "$RSW_RDMA_PROVIDER_BUILD/ext-verbs" "$DEV" "$IP" 7481 2000
+assert_match "$T_OUT" '^# [0-9]+ checks, 0 failed$' "ext-verbs verdict"
 
 step "rping: $PINGS pings, data verified on both sides"
 start_server rping 7174 "$B/rping" -s -a "$IP" -p 7174 -V -C "$PINGS"
@@ -419,10 +429,20 @@ else
 				perf ib_send_lat "$size" "$lat_n" -I "$size"
 			fi
 		done
+		perf_atomics 2000 1000
 		for size in 64 65536; do
 			perf ib_write_bw "$size" 1000 --use_old_post_send
 			perf ib_read_bw "$size" 1000 --use_old_post_send
 			perf ib_send_bw "$size" 500 --use_old_post_send
+		done
+	}
+	# perf_atomics BW_ITERS LAT_ITERS: the RFC 7306 atomics, both kinds,
+	# bandwidth and latency (8 bytes: perftest refuses any other size).
+	perf_atomics() {
+		local a
+		for a in FETCH_AND_ADD CMP_AND_SWAP; do
+			perf ib_atomic_bw 8 "$1" -A "$a"
+			perf ib_atomic_lat 8 "$2" -A "$a"
 		done
 	}
 	# Default (make check): each path once.  Bandwidth of write, read and
@@ -440,6 +460,7 @@ else
 		perf ib_write_lat 64 500 -I 64
 		perf ib_send_bw 4096 500 --use_old_post_send
 		perf ib_read_bw 1048576 100
+		perf_atomics 2000 500
 	}
 	# The debug kernel (KASAN, lockdep, kmemleak; about 4x slower): four
 	# cells, each data path, both send APIs, a bidirectional run and an
@@ -449,6 +470,7 @@ else
 		perf ib_read_bw 65536 1000 -b
 		perf ib_send_bw 65536 500 --use_old_post_send
 		perf ib_write_lat 64 500 -I 64
+		perf_atomics 1000 200
 	}
 	case ${RSW_PERF_MATRIX:-} in
 	full) perf_full ;;

@@ -63,6 +63,7 @@
 #define TIMEOUT_S 30.0
 
 #include "wait.h"
+#include "pattern.h"
 
 static struct {
 	struct rdma_event_channel *ech;
@@ -96,41 +97,6 @@ struct region_msg {
 	uint32_t rkey;
 	uint32_t len;
 };
-
-/* Byte @k of a message made with @seed: not periodic at any SGE size. */
-static uint8_t pat(int seed, size_t k)
-{
-	return (uint8_t)(k * 131 + (k >> 8) * 7 + seed * 29 + 1);
-}
-
-static void fill(void *p, size_t len, int seed, size_t from)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		((uint8_t *)p)[i] = pat(seed, from + i);
-}
-
-/* Index of the first byte of @p that is not pattern @seed, or -1. */
-static long mismatch(const void *p, size_t len, int seed, size_t from)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (((const uint8_t *)p)[i] != pat(seed, from + i))
-			return (long)i;
-	return -1;
-}
-
-static long not_byte(const void *p, size_t len, uint8_t b)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (((const uint8_t *)p)[i] != b)
-			return (long)i;
-	return -1;
-}
 
 /* A successful send-side completion @wr_id on the client's CQ. */
 static bool sent_ok(uint64_t wr_id, enum ibv_wc_opcode op)
