@@ -1367,7 +1367,7 @@ struct rsw_qt_usqe_case {
 
 static void rsw_qt_m_op_range(struct rdmap_sw_sqe *e)
 {
-	e->opcode = RDMAP_SW_WR_LOCAL_INV + 1;
+	e->opcode = RDMAP_SW_WR_BIND_MW + 1;
 }
 
 static void rsw_qt_m_op_ff(struct rdmap_sw_sqe *e)
@@ -1383,12 +1383,20 @@ static void rsw_qt_m_reg_mr(struct rdmap_sw_sqe *e)
 	e->mr = 0xdead0000;	/* never dereferenced */
 }
 
+/* A user QP may post LOCAL_INV and BIND_MW, but they carry no data. */
 static void rsw_qt_m_local_inv(struct rdmap_sw_sqe *e)
 {
 	e->opcode = RDMAP_SW_WR_LOCAL_INV;
-	e->num_sge = 0;
-	e->length = 0;
+	e->num_sge = 1;
+	e->length = 100;
 	e->inv_stag = 0x100;
+}
+
+static void rsw_qt_m_bind_len(struct rdmap_sw_sqe *e)
+{
+	e->opcode = RDMAP_SW_WR_BIND_MW;
+	e->num_sge = 0;
+	e->length = 100;
 }
 
 static void rsw_qt_m_flag(struct rdmap_sw_sqe *e)
@@ -1481,7 +1489,8 @@ static const struct rsw_qt_usqe_case rsw_qt_usqe_cases[] = {
 	{ "opcode past the table", rsw_qt_m_op_range, IB_WC_LOC_QP_OP_ERR },
 	{ "opcode 0xff", rsw_qt_m_op_ff, IB_WC_LOC_QP_OP_ERR },
 	{ "REG_MR", rsw_qt_m_reg_mr, IB_WC_LOC_QP_OP_ERR },
-	{ "LOCAL_INV", rsw_qt_m_local_inv, IB_WC_LOC_QP_OP_ERR },
+	{ "LOCAL_INV with an SGE", rsw_qt_m_local_inv, IB_WC_LOC_QP_OP_ERR },
+	{ "BIND_MW with a length", rsw_qt_m_bind_len, IB_WC_LOC_LEN_ERR },
 	{ "unknown flag", rsw_qt_m_flag, IB_WC_LOC_QP_OP_ERR },
 	{ "inline Read", rsw_qt_m_inline_read, IB_WC_LOC_QP_OP_ERR },
 	{ "inline with SGEs", rsw_qt_m_inline_sges, IB_WC_LOC_QP_OP_ERR },
