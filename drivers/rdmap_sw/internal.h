@@ -223,9 +223,10 @@ enum rsw_mr_err rsw_mr_get_sge(struct rsw_device *rsw, struct ib_pd *pd,
 			       struct rsw_mr_ref *ref);
 void rsw_mr_ref_put(struct rsw_mr_ref *ref);
 /*
- * The registered MR whose index is that of @stag, whatever its key (the
- * key changes with every fast registration), with a reference that
- * rsw_mr_put() drops; NULL once dereg_mr unpublished it.  Any context.
+ * The registered MR (or memory window: check its kind) whose index is
+ * that of @stag, whatever its key (the key changes with every fast
+ * registration and bind), with a reference that rsw_mr_put() drops; NULL
+ * once dereg_mr (dealloc_mw) unpublished it.  Any context.
  */
 struct rsw_mr *rsw_mr_find_index(struct rsw_device *rsw, u32 stag);
 void rsw_mr_put(struct rsw_mr *mr);
