@@ -401,9 +401,9 @@ int rsw_qp_attach_stream(struct rsw_qp *qp, struct rsw_stream *s, u32 ird,
 void rsw_qp_stream_done(struct rsw_qp *qp);
 /*
  * Execute local operation @sqe (REG_MR, LOCAL_INV, BIND_MW) taken from
- * @qp's SQ by rsw_qp_sq_take() (ring.c): its completion status.  Process context, no
- * QP lock held; may sleep (a LOCAL_INV waits out the TX pieces of the MR,
- * rsw_mr_invalidate_local()).
+ * @qp's SQ by rsw_qp_sq_take() (ring.c): its completion status.  Process
+ * context, no QP lock held; may sleep (a LOCAL_INV waits out the TX
+ * pieces of the MR, rsw_mr_invalidate_local()).
  */
 u8 rsw_sq_exec_local(struct rsw_qp *qp, const struct rdmap_sw_sqe *sqe);
 /*

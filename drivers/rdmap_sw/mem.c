@@ -824,8 +824,9 @@ static enum rsw_mr_err rsw_mw_invalidate(struct rsw_mr *mw, u32 stag,
 }
 
 /*
- * Revoke @stag of a fast-reg MR or a type 2 window of @pd.  On success *@mrp is the MR, with
- * a reference the caller passes to rsw_mr_settle().
+ * Revoke @stag of a fast-reg MR or a type 2 window of @pd.  On success
+ * *@mrp is the MR (window), with a reference the caller passes to
+ * rsw_mr_settle().
  */
 static enum rsw_mr_err rsw_mr_revoke(struct rsw_device *rsw, struct ib_pd *pd,
 				     u32 stag, bool remote, struct rsw_mr **mrp)
