@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * KUnit suite rdmap_sw_mem: STags, the DMA MR, fast registration,
- * invalidation, the access checks of every remote and local access, and
- * the copy and page walks over registered memory.
+ * invalidation, the access checks of every remote and local access, the
+ * copy and page walks over registered memory, and memory windows (bound
+ * to fast-reg MRs that rsw_mr_kunit_as_user() passes off as user MRs).
  *
  * The suite attaches one rdmap_sw device to a netdev of its own and
  * allocates two PDs through the real ib_core (suite_init); every case
@@ -931,6 +932,464 @@ static void rsw_mt_access_after_invalidate(struct kunit *test)
 }
 
 /* ------------------------------------------------------------------------
+ * Memory windows
+ */
+static void rsw_mt_mw_free(void *p)
+{
+	struct ib_mw *mw = p;
+
+	mw->device->ops.dealloc_mw(mw);
+	kfree(mw);
+}
+
+/* A window of @type in @pd, as ib_uverbs allocates one; freed after. */
+static struct ib_mw *rsw_mt_alloc_mw(struct kunit *test, struct ib_pd *pd,
+				     enum ib_mw_type type)
+{
+	struct ib_mw *mw = rdma_zalloc_drv_obj(rsw_mt.ibdev, ib_mw);
+	int ret;
+
+	KUNIT_ASSERT_NOT_NULL(test, mw);
+	mw->device = rsw_mt.ibdev;
+	mw->pd = pd;
+	mw->type = type;
+	ret = rsw_mt.ibdev->ops.alloc_mw(mw, NULL);
+	if (ret)
+		kfree(mw);
+	KUNIT_ASSERT_EQ(test, ret, 0);
+	ret = kunit_add_action_or_reset(test, rsw_mt_mw_free, mw);
+	KUNIT_ASSERT_EQ(test, ret, 0);
+	return mw;
+}
+
+#define RSW_MT_MW_MR_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_MW_BIND)
+#define RSW_MT_MW_RW (IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE)
+#define RSW_MT_MW_TO 0x10400	/* the window: 2 KiB into the MR's 8 */
+#define RSW_MT_MW_LEN 0x800
+
+/* An MR at 0x10000 of 8 KiB that windows may be bound to (a "user" MR). */
+static struct ib_mr *rsw_mt_mw_mr(struct kunit *test, u32 access)
+{
+	struct ib_mr *mr = rsw_mt_simple_mr(test, 0x10000, RSW_MT_ALL);
+
+	rsw_mr_kunit_as_user(mr, access);
+	return mr;
+}
+
+/* BIND_MW as a user QP of @pd posts it: the window's next key. */
+static struct rdmap_sw_sqe_bind rsw_mt_bind_op(struct ib_mw *mw,
+					       struct ib_mr *mr, u32 access)
+{
+	return (struct rdmap_sw_sqe_bind) {
+		.addr = RSW_MT_MW_TO, .length = RSW_MT_MW_LEN,
+		.mr_lkey = mr ? mr->lkey : 0,
+		.mw_rkey = rsw_stag(rsw_stag_index(mw->rkey),
+				    rsw_stag_key(mw->rkey) + 1),
+		.access = access,
+	};
+}
+
+/* Execute @b on a QP of @pd; on success the window's rkey is the new one. */
+static int rsw_mt_do_bind(struct ib_mw *mw, struct ib_pd *pd,
+			  const struct rdmap_sw_sqe_bind *b)
+{
+	int ret = rsw_mw_bind(rsw_mt.rsw, pd, b);
+
+	if (!ret)
+		mw->rkey = b->mw_rkey;
+	return ret;
+}
+
+static int rsw_mt_bind(struct ib_mw *mw, struct ib_mr *mr, u32 access)
+{
+	struct rdmap_sw_sqe_bind b = rsw_mt_bind_op(mw, mr, access);
+
+	return rsw_mt_do_bind(mw, rsw_mt.pd, &b);
+}
+
+struct rsw_mt_bind_ctx {
+	struct kunit *test;
+	struct ib_mw *mw;
+	struct ib_mr *mr;
+	struct ib_pd *pd;
+	struct rdmap_sw_sqe_bind b;
+};
+
+static void rsw_mt_bt_plain(struct rsw_mt_bind_ctx *x)
+{
+}
+
+static void rsw_mt_bt_past_end(struct rsw_mt_bind_ctx *x)
+{
+	x->b.length = 0x2000 - 0x400 + 1;
+}
+
+static void rsw_mt_bt_before(struct rsw_mt_bind_ctx *x)
+{
+	x->b.addr = 0xffff;
+}
+
+static void rsw_mt_bt_wrap(struct rsw_mt_bind_ctx *x)
+{
+	x->b.addr = U64_MAX - 4;
+}
+
+static void rsw_mt_bt_no_mw_bind(struct rsw_mt_bind_ctx *x)
+{
+	rsw_mr_kunit_as_user(x->mr, IB_ACCESS_LOCAL_WRITE |
+			     IB_ACCESS_REMOTE_WRITE);
+}
+
+static void rsw_mt_bt_no_local_write(struct rsw_mt_bind_ctx *x)
+{
+	rsw_mr_kunit_as_user(x->mr, IB_ACCESS_MW_BIND);
+}
+
+static void rsw_mt_bt_read_no_local_write(struct rsw_mt_bind_ctx *x)
+{
+	rsw_mr_kunit_as_user(x->mr, IB_ACCESS_MW_BIND);
+	x->b.access = IB_ACCESS_REMOTE_READ;
+}
+
+static void rsw_mt_bt_zero_based(struct rsw_mt_bind_ctx *x)
+{
+	x->b.access |= IB_ZERO_BASED;
+}
+
+static void rsw_mt_bt_mw_bind_right(struct rsw_mt_bind_ctx *x)
+{
+	x->b.access |= IB_ACCESS_MW_BIND;
+}
+
+static void rsw_mt_bt_qp_pd(struct rsw_mt_bind_ctx *x)
+{
+	x->pd = rsw_mt.pd2;
+}
+
+static void rsw_mt_bt_mw_pd(struct rsw_mt_bind_ctx *x)
+{
+	x->mw = rsw_mt_alloc_mw(x->test, rsw_mt.pd2, IB_MW_TYPE_2);
+	x->b = rsw_mt_bind_op(x->mw, x->mr, RSW_MT_MW_RW);
+	x->pd = rsw_mt.pd2;
+}
+
+static void rsw_mt_bt_fast_reg(struct rsw_mt_bind_ctx *x)
+{
+	x->b.mr_lkey = rsw_mt_simple_mr(x->test, 0x10000, RSW_MT_ALL)->lkey;
+}
+
+static void rsw_mt_bt_window_as_mr(struct rsw_mt_bind_ctx *x)
+{
+	x->b.mr_lkey = rsw_mt_alloc_mw(x->test, rsw_mt.pd, IB_MW_TYPE_2)->rkey;
+}
+
+static void rsw_mt_bt_mr_key(struct rsw_mt_bind_ctx *x)
+{
+	x->b.mr_lkey ^= 1;
+}
+
+static void rsw_mt_bt_mr_as_window(struct rsw_mt_bind_ctx *x)
+{
+	x->b.mw_rkey = x->mr->rkey;
+}
+
+static void rsw_mt_bt_reserved(struct rsw_mt_bind_ctx *x)
+{
+	x->b.reserved = 1;
+}
+
+static void rsw_mt_bt_bound(struct rsw_mt_bind_ctx *x)
+{
+	KUNIT_ASSERT_EQ(x->test, rsw_mt_bind(x->mw, x->mr, RSW_MT_MW_RW), 0);
+	x->b = rsw_mt_bind_op(x->mw, x->mr, RSW_MT_MW_RW);
+}
+
+static void rsw_mt_bt_type1(struct rsw_mt_bind_ctx *x)
+{
+	x->mw = rsw_mt_alloc_mw(x->test, rsw_mt.pd, IB_MW_TYPE_1);
+	x->b = rsw_mt_bind_op(x->mw, x->mr, RSW_MT_MW_RW);
+}
+
+static void rsw_mt_bt_type1_bound(struct rsw_mt_bind_ctx *x)
+{
+	rsw_mt_bt_type1(x);
+	rsw_mt_bt_bound(x);
+}
+
+static void rsw_mt_bt_type1_unbind(struct rsw_mt_bind_ctx *x)
+{
+	rsw_mt_bt_type1_bound(x);
+	x->b = rsw_mt_bind_op(x->mw, NULL, 0);
+	x->b.addr = 0;
+	x->b.length = 0;
+}
+
+static void rsw_mt_bt_type2_unbind(struct rsw_mt_bind_ctx *x)
+{
+	x->b = rsw_mt_bind_op(x->mw, NULL, 0);
+	x->b.addr = 0;
+	x->b.length = 0;
+}
+
+struct rsw_mt_bind_case {
+	const char *desc;
+	void (*tweak)(struct rsw_mt_bind_ctx *x);
+	int expect;
+};
+
+static const struct rsw_mt_bind_case rsw_mt_bind_cases[] = {
+	{ "type 2 inside the MR", rsw_mt_bt_plain, 0 },
+	{ "range past the MR's end", rsw_mt_bt_past_end, -EINVAL },
+	{ "range before the MR", rsw_mt_bt_before, -EINVAL },
+	{ "range wrapping 2^64", rsw_mt_bt_wrap, -EINVAL },
+	{ "MR without MW_BIND", rsw_mt_bt_no_mw_bind, -EACCES },
+	{ "remote write, MR without local write", rsw_mt_bt_no_local_write,
+	  -EACCES },
+	{ "remote read, MR without local write",
+	  rsw_mt_bt_read_no_local_write, 0 },
+	{ "zero based", rsw_mt_bt_zero_based, -EINVAL },
+	{ "MW_BIND as a window right", rsw_mt_bt_mw_bind_right, -EINVAL },
+	{ "QP of another PD", rsw_mt_bt_qp_pd, -EACCES },
+	{ "window and QP of another PD than the MR", rsw_mt_bt_mw_pd,
+	  -EACCES },
+	{ "fast-reg MR", rsw_mt_bt_fast_reg, -EINVAL },
+	{ "a window's STag as the MR", rsw_mt_bt_window_as_mr, -EINVAL },
+	{ "MR lkey with a wrong key", rsw_mt_bt_mr_key, -EINVAL },
+	{ "an MR's STag as the window", rsw_mt_bt_mr_as_window, -EINVAL },
+	{ "reserved field set", rsw_mt_bt_reserved, -EINVAL },
+	{ "type 2 already bound", rsw_mt_bt_bound, -EBUSY },
+	{ "type 1 inside the MR", rsw_mt_bt_type1, 0 },
+	{ "type 1 rebound", rsw_mt_bt_type1_bound, 0 },
+	{ "type 1 unbound (no MR)", rsw_mt_bt_type1_unbind, 0 },
+	{ "type 2 unbound (no MR)", rsw_mt_bt_type2_unbind, -EINVAL },
+};
+
+KUNIT_ARRAY_PARAM_DESC(rsw_mt_bind, rsw_mt_bind_cases, desc);
+
+/*
+ * The bind rules; a refused bind leaves the window as it was, a
+ * successful one takes the new STag (and a bind with no MR leaves it
+ * unbound under it).
+ */
+static void rsw_mt_mw_bind_rules(struct kunit *test)
+{
+	const struct rsw_mt_bind_case *c = test->param_value;
+	struct rsw_mt_bind_ctx x = { .test = test, .pd = rsw_mt.pd };
+	struct rsw_mr *win;
+	u32 before;
+
+	x.mr = rsw_mt_mw_mr(test, RSW_MT_MW_MR_ACCESS);
+	x.mw = rsw_mt_alloc_mw(test, rsw_mt.pd, IB_MW_TYPE_2);
+	x.b = rsw_mt_bind_op(x.mw, x.mr, RSW_MT_MW_RW);
+	c->tweak(&x);
+	win = to_rsw_mw(x.mw)->win;
+	before = win->stag;
+	KUNIT_EXPECT_EQ(test, rsw_mw_bind(rsw_mt.rsw, x.pd, &x.b), c->expect);
+	KUNIT_EXPECT_EQ(test, win->stag, c->expect ? before : x.b.mw_rkey);
+	if (c->expect)
+		return;
+	KUNIT_EXPECT_EQ(test, win->state,
+			x.b.mr_lkey ? RSW_MR_VALID : RSW_MR_INVALID);
+	KUNIT_EXPECT_EQ(test, rsw_mt_check(x.pd, x.b.mw_rkey, RSW_MT_MW_TO, 1,
+					   IB_ACCESS_REMOTE_READ),
+			x.b.mr_lkey ? RSW_MR_OK : RSW_MR_ERR_STATE);
+}
+
+/* Every access through a window is held to its range, rights and PD. */
+static void rsw_mt_mw_access_narrowed(struct kunit *test)
+{
+	struct ib_mr *mr = rsw_mt_mw_mr(test, RSW_MT_MW_MR_ACCESS);
+	struct ib_mw *mw = rsw_mt_alloc_mw(test, rsw_mt.pd, IB_MW_TYPE_2);
+	const u32 w = IB_ACCESS_REMOTE_WRITE;
+	const u64 end = RSW_MT_MW_TO + RSW_MT_MW_LEN;
+	u32 old = mw->rkey;
+
+	KUNIT_ASSERT_EQ(test, rsw_mt_bind(mw, mr, w), 0);
+	KUNIT_EXPECT_NE(test, mw->rkey, old);
+	KUNIT_EXPECT_EQ(test, rsw_mt_check(rsw_mt.pd, mw->rkey, RSW_MT_MW_TO,
+					   RSW_MT_MW_LEN, w), RSW_MR_OK);
+	/* Inside the MR, outside the window. */
+	KUNIT_EXPECT_EQ(test, rsw_mt_check(rsw_mt.pd, mw->rkey, 0x10000, 1, w),
+			RSW_MR_ERR_BOUNDS);
+	KUNIT_EXPECT_EQ(test, rsw_mt_check(rsw_mt.pd, mw->rkey, end - 1, 2, w),
+			RSW_MR_ERR_BOUNDS);
+	KUNIT_EXPECT_EQ(test, rsw_mt_check(rsw_mt.pd, mw->rkey, RSW_MT_MW_TO,
+					   1, IB_ACCESS_REMOTE_READ),
+			RSW_MR_ERR_ACCESS);
+	/* A window is no local key, whatever rights it has. */
+	KUNIT_EXPECT_EQ(test, rsw_mt_check(rsw_mt.pd, mw->rkey, RSW_MT_MW_TO,
+					   1, 0), RSW_MR_ERR_STAG);
+	KUNIT_EXPECT_EQ(test, rsw_mt_check(rsw_mt.pd, mw->rkey, RSW_MT_MW_TO,
+					   1, IB_ACCESS_LOCAL_WRITE),
+			RSW_MR_ERR_STAG);
+	KUNIT_EXPECT_EQ(test, rsw_mt_check(rsw_mt.pd2, mw->rkey, RSW_MT_MW_TO,
+					   1, w), RSW_MR_ERR_PD);
+	KUNIT_EXPECT_EQ(test, rsw_mt_check(rsw_mt.pd, old, RSW_MT_MW_TO, 1, w),
+			RSW_MR_ERR_STAG);
+	/* The MR's own STag still has its own (local) rights only. */
+	KUNIT_EXPECT_EQ(test, rsw_mt_check(rsw_mt.pd, mr->rkey, RSW_MT_MW_TO,
+					   1, w), RSW_MR_ERR_ACCESS);
+}
+
+static bool rsw_mt_mw_hold_seg(void *arg, struct page *page, unsigned int off,
+			       unsigned int len)
+{
+	struct rsw_mr_ref *ref = arg;
+
+	/* What the TX engine does with a piece: a page reference. */
+	rsw_mr_unhold(ref->mr, page, rsw_mr_hold(ref->mr, page));
+	return true;
+}
+
+/* Data written through the window lands in the MR's memory. */
+static void rsw_mt_mw_copy_through(struct kunit *test)
+{
+	struct ib_mr *mr = rsw_mt_mw_mr(test, RSW_MT_MW_MR_ACCESS);
+	struct ib_mw *mw = rsw_mt_alloc_mw(test, rsw_mt.pd, IB_MW_TYPE_1);
+	u8 in[64], out[64];
+	struct rsw_mr_ref ref;
+	unsigned int nr;
+	struct bio_vec bv[2];
+	u64 bytes;
+
+	memset(in, 0xa5, sizeof(in));
+	KUNIT_ASSERT_EQ(test, rsw_mt_bind(mw, mr, RSW_MT_MW_RW), 0);
+	KUNIT_ASSERT_EQ(test, rsw_mr_get(rsw_mt.rsw, rsw_mt.pd, mw->rkey,
+					 RSW_MT_MW_TO, 64,
+					 IB_ACCESS_REMOTE_WRITE, &ref),
+			RSW_MR_OK);
+	KUNIT_EXPECT_EQ(test, rsw_mr_copy_to(&ref, RSW_MT_MW_TO, in, 64),
+			RSW_MR_OK);
+	KUNIT_EXPECT_EQ(test, rsw_mr_walk(&ref, RSW_MT_MW_TO, 64,
+					  rsw_mt_mw_hold_seg, &ref), RSW_MR_OK);
+	KUNIT_EXPECT_EQ(test, rsw_mr_bvecs(&ref, RSW_MT_MW_TO, 64, bv, 2, &nr,
+					   &bytes), RSW_MR_OK);
+	KUNIT_EXPECT_EQ(test, bytes, 64ULL);
+	rsw_mr_ref_put(&ref);
+	/* Read back through the MR itself (its local right). */
+	KUNIT_ASSERT_EQ(test, rsw_mr_get(rsw_mt.rsw, rsw_mt.pd, mr->lkey,
+					 RSW_MT_MW_TO, 64, 0, &ref),
+			RSW_MR_OK);
+	KUNIT_EXPECT_EQ(test, rsw_mr_copy_from(&ref, RSW_MT_MW_TO, out, 64),
+			RSW_MR_OK);
+	KUNIT_EXPECT_MEMEQ(test, out, in, 64);
+	rsw_mr_ref_put(&ref);
+}
+
+/*
+ * Invalidation: a type 2 window by LOCAL_INV or Send with Invalidate
+ * (then free to bind again), never a type 1 window; a reference taken
+ * before stops working.
+ */
+static void rsw_mt_mw_invalidate(struct kunit *test)
+{
+	struct ib_mr *mr = rsw_mt_mw_mr(test, RSW_MT_MW_MR_ACCESS);
+	struct ib_mw *mw1 = rsw_mt_alloc_mw(test, rsw_mt.pd, IB_MW_TYPE_1);
+	struct ib_mw *mw2 = rsw_mt_alloc_mw(test, rsw_mt.pd, IB_MW_TYPE_2);
+	struct rsw_device *rsw = rsw_mt.rsw;
+	struct rsw_mr_ref ref;
+	u8 buf[8] = {};
+
+	KUNIT_ASSERT_EQ(test, rsw_mt_bind(mw1, mr, RSW_MT_MW_RW), 0);
+	KUNIT_ASSERT_EQ(test, rsw_mt_bind(mw2, mr, RSW_MT_MW_RW), 0);
+	KUNIT_EXPECT_EQ(test, rsw_mr_invalidate_remote(rsw, rsw_mt.pd,
+						       mw1->rkey, NULL),
+			RSW_MR_ERR_NO_INVAL);
+	KUNIT_EXPECT_EQ(test, rsw_mr_invalidate_local(rsw, rsw_mt.pd,
+						      mw1->rkey, NULL),
+			RSW_MR_ERR_NO_INVAL);
+	KUNIT_EXPECT_EQ(test, rsw_mt_check(rsw_mt.pd, mw1->rkey, RSW_MT_MW_TO,
+					   8, IB_ACCESS_REMOTE_READ), RSW_MR_OK);
+
+	KUNIT_EXPECT_EQ(test, rsw_mr_invalidate_remote(rsw, rsw_mt.pd2,
+						       mw2->rkey, NULL),
+			RSW_MR_ERR_PD);
+	KUNIT_ASSERT_EQ(test, rsw_mr_get(rsw, rsw_mt.pd, mw2->rkey,
+					 RSW_MT_MW_TO, 8,
+					 IB_ACCESS_REMOTE_WRITE, &ref),
+			RSW_MR_OK);
+	KUNIT_EXPECT_EQ(test, rsw_mr_invalidate_remote(rsw, rsw_mt.pd,
+						       mw2->rkey, NULL),
+			RSW_MR_OK);
+	KUNIT_EXPECT_NULL(test, to_rsw_mw(mw2)->win->parent);
+	KUNIT_EXPECT_EQ(test, rsw_mr_copy_to(&ref, RSW_MT_MW_TO, buf, 8),
+			RSW_MR_ERR_STATE);
+	rsw_mr_ref_put(&ref);
+	KUNIT_EXPECT_EQ(test, rsw_mr_invalidate_remote(rsw, rsw_mt.pd,
+						       mw2->rkey, NULL),
+			RSW_MR_ERR_STATE);
+	KUNIT_EXPECT_EQ(test, rsw_mr_invalidate_local(rsw, rsw_mt.pd,
+						      mw2->rkey, NULL),
+			RSW_MR_OK);
+	/* Free again: bound under its next key, then invalidated locally. */
+	KUNIT_ASSERT_EQ(test, rsw_mt_bind(mw2, mr, RSW_MT_MW_RW), 0);
+	KUNIT_EXPECT_EQ(test, rsw_mr_invalidate_local(rsw, rsw_mt.pd,
+						      mw2->rkey, NULL),
+			RSW_MR_OK);
+	KUNIT_EXPECT_EQ(test, rsw_mt_check(rsw_mt.pd, mw2->rkey, RSW_MT_MW_TO,
+					   8, IB_ACCESS_REMOTE_READ),
+			RSW_MR_ERR_STATE);
+	/* An MR's invalidation never reaches a window by mistake. */
+	KUNIT_EXPECT_EQ(test, rsw_mr_invalidate_local(rsw, rsw_mt.pd,
+						      mr->rkey, NULL),
+			RSW_MR_ERR_NO_INVAL);
+}
+
+/*
+ * dereg_mr of an MR with bound windows succeeds; the windows, and
+ * references taken through them before, fail from then on, and a type 2
+ * window is free to bind to another MR.
+ */
+static void rsw_mt_mw_mr_dereg(struct kunit *test)
+{
+	struct ib_mr *mr = rsw_mt_mw_mr(test, RSW_MT_MW_MR_ACCESS);
+	struct ib_mr *mr2 = rsw_mt_mw_mr(test, RSW_MT_MW_MR_ACCESS);
+	struct ib_mw *mw1 = rsw_mt_alloc_mw(test, rsw_mt.pd, IB_MW_TYPE_1);
+	struct ib_mw *mw2 = rsw_mt_alloc_mw(test, rsw_mt.pd, IB_MW_TYPE_2);
+	struct rdmap_sw_sqe_bind dead;
+	struct rsw_mr_ref ref;
+	u8 buf[8] = {};
+
+	KUNIT_ASSERT_EQ(test, rsw_mt_bind(mw1, mr, RSW_MT_MW_RW), 0);
+	KUNIT_ASSERT_EQ(test, rsw_mt_bind(mw2, mr, RSW_MT_MW_RW), 0);
+	dead = rsw_mt_bind_op(mw1, mr, RSW_MT_MW_RW);
+	KUNIT_ASSERT_EQ(test, rsw_mr_get(rsw_mt.rsw, rsw_mt.pd, mw1->rkey,
+					 RSW_MT_MW_TO, 8,
+					 IB_ACCESS_REMOTE_WRITE, &ref),
+			RSW_MR_OK);
+	rsw_mt_dereg(test, mr);
+	KUNIT_EXPECT_EQ(test, rsw_mr_copy_to(&ref, RSW_MT_MW_TO, buf, 8),
+			RSW_MR_ERR_STATE);
+	rsw_mr_ref_put(&ref);
+	KUNIT_EXPECT_EQ(test, rsw_mt_check(rsw_mt.pd, mw1->rkey, RSW_MT_MW_TO,
+					   8, IB_ACCESS_REMOTE_READ),
+			RSW_MR_ERR_STATE);
+	KUNIT_EXPECT_EQ(test, rsw_mt_check(rsw_mt.pd, mw2->rkey, RSW_MT_MW_TO,
+					   8, IB_ACCESS_REMOTE_READ),
+			RSW_MR_ERR_STATE);
+	/* No bind onto the dead MR; its windows bind to another one. */
+	KUNIT_EXPECT_EQ(test, rsw_mt_do_bind(mw1, rsw_mt.pd, &dead), -EINVAL);
+	KUNIT_EXPECT_EQ(test, rsw_mt_bind(mw2, mr2, RSW_MT_MW_RW), 0);
+	KUNIT_EXPECT_EQ(test, rsw_mt_bind(mw1, mr2, RSW_MT_MW_RW), 0);
+	KUNIT_EXPECT_EQ(test, rsw_mt_check(rsw_mt.pd, mw2->rkey, RSW_MT_MW_TO,
+					   8, IB_ACCESS_REMOTE_READ), RSW_MR_OK);
+}
+
+/* Windows count apart from MRs and are advertised. */
+static void rsw_mt_mw_limits(struct kunit *test)
+{
+	struct ib_device_attr *attrs = &rsw_mt.ibdev->attrs;
+	int before = atomic_read(&rsw_mt.rsw->mrs.mw_count);
+
+	KUNIT_EXPECT_EQ(test, attrs->max_mw, RSW_MAX_MW);
+	KUNIT_EXPECT_TRUE(test, attrs->device_cap_flags &
+			  IB_DEVICE_MEM_WINDOW);
+	rsw_mt_alloc_mw(test, rsw_mt.pd, IB_MW_TYPE_1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&rsw_mt.rsw->mrs.mw_count),
+			before + 1);
+}
+
+/* ------------------------------------------------------------------------
  * Terminate codes
  */
 struct rsw_mt_term_case {
@@ -1569,6 +2028,12 @@ static struct kunit_case rsw_mem_cases[] = {
 	KUNIT_CASE(rsw_mt_local_sge_checks),
 	KUNIT_CASE_PARAM(rsw_mt_invalidate, rsw_mt_inv_gen_params),
 	KUNIT_CASE(rsw_mt_access_after_invalidate),
+	KUNIT_CASE_PARAM(rsw_mt_mw_bind_rules, rsw_mt_bind_gen_params),
+	KUNIT_CASE(rsw_mt_mw_access_narrowed),
+	KUNIT_CASE(rsw_mt_mw_copy_through),
+	KUNIT_CASE(rsw_mt_mw_invalidate),
+	KUNIT_CASE(rsw_mt_mw_mr_dereg),
+	KUNIT_CASE(rsw_mt_mw_limits),
 	KUNIT_CASE_PARAM(rsw_mt_term_codes, rsw_mt_term_gen_params),
 	KUNIT_CASE(rsw_mt_term_codes_defined),
 	KUNIT_CASE_PARAM(rsw_mt_copy_random, rsw_mt_copy_gen_params),

@@ -1422,12 +1422,20 @@ static void rsw_qt_m_reg_mr(struct rdmap_sw_sqe *e)
 	e->mr = 0xdead0000;	/* never dereferenced */
 }
 
+/* A user QP may post LOCAL_INV and BIND_MW, but they carry no data. */
 static void rsw_qt_m_local_inv(struct rdmap_sw_sqe *e)
 {
 	e->opcode = RDMAP_SW_WR_LOCAL_INV;
-	e->num_sge = 0;
-	e->length = 0;
+	e->num_sge = 1;
+	e->length = 100;
 	e->inv_stag = 0x100;
+}
+
+static void rsw_qt_m_bind_len(struct rdmap_sw_sqe *e)
+{
+	e->opcode = RDMAP_SW_WR_BIND_MW;
+	e->num_sge = 0;
+	e->length = 100;
 }
 
 static void rsw_qt_m_flag(struct rdmap_sw_sqe *e)
@@ -1522,7 +1530,8 @@ static const struct rsw_qt_usqe_case rsw_qt_usqe_cases[] = {
 	{ "atomic of 4 bytes", rsw_qt_m_atomic_short, IB_WC_LOC_LEN_ERR },
 	{ "opcode 0xff", rsw_qt_m_op_ff, IB_WC_LOC_QP_OP_ERR },
 	{ "REG_MR", rsw_qt_m_reg_mr, IB_WC_LOC_QP_OP_ERR },
-	{ "LOCAL_INV", rsw_qt_m_local_inv, IB_WC_LOC_QP_OP_ERR },
+	{ "LOCAL_INV with an SGE", rsw_qt_m_local_inv, IB_WC_LOC_QP_OP_ERR },
+	{ "BIND_MW with a length", rsw_qt_m_bind_len, IB_WC_LOC_LEN_ERR },
 	{ "unknown flag", rsw_qt_m_flag, IB_WC_LOC_QP_OP_ERR },
 	{ "inline Read", rsw_qt_m_inline_read, IB_WC_LOC_QP_OP_ERR },
 	{ "inline with SGEs", rsw_qt_m_inline_sges, IB_WC_LOC_QP_OP_ERR },
@@ -1873,6 +1882,58 @@ static void rsw_qt_user_good(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, READ_ONCE(q->sq.uctrl->head), 5U);
 }
 
+/*
+ * A user QP's BIND_MW and LOCAL_INV are taken and executed here, not
+ * refused: a LOCAL_INV of a fast-reg MR of its PD completes; a BIND_MW
+ * naming an MR where the window should be completes MW_BIND_ERR (opcode
+ * BIND_MW), moves that QP to ERROR and flushes the Send behind it.
+ */
+static void rsw_qt_user_local_ops(struct kunit *test)
+{
+	struct ib_cq *scq = rsw_qt_cq(test, 16), *rcq = rsw_qt_cq(test, 16);
+	struct ib_qp *qp = rsw_qt_uqp(test, scq, rcq);
+	struct ib_mr *mr = rsw_qt_frmr(test, rsw_qt.pd);
+	struct rsw_qp *q = to_rsw_qp(qp);
+	struct rdmap_sw_sqe *sqe, *e;
+	struct ib_wc wc;
+	u32 idx;
+
+	sqe = kunit_kzalloc(test, sizeof(*sqe), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, sqe);
+	e = rsw_qt_usqe(qp, 0);
+	memset(e, 0, sizeof(*e));
+	e->wr_id = 1;
+	e->opcode = RDMAP_SW_WR_LOCAL_INV;
+	e->flags = RDMAP_SW_SQE_SIGNALED;
+	e->inv_stag = mr->rkey;
+	e = rsw_qt_usqe(qp, 1);
+	memset(e, 0, sizeof(*e));
+	e->wr_id = 2;
+	e->opcode = RDMAP_SW_WR_BIND_MW;
+	e->flags = RDMAP_SW_SQE_SIGNALED;
+	e->bind.mw_rkey = mr->rkey;
+	e->bind.mr_lkey = mr->lkey;
+	e->bind.length = 8;
+	rsw_qt_usend(rsw_qt_usqe(qp, 2), 3, 10);
+	rsw_qt_utail(&q->sq, 3);
+
+	KUNIT_EXPECT_EQ(test, rsw_qp_sq_take(q, sqe, &idx), RSW_SQ_LOCAL);
+	KUNIT_ASSERT_TRUE(test, rsw_qt_poll(scq, &wc));
+	KUNIT_EXPECT_EQ(test, wc.wr_id, 1ULL);
+	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, wc.opcode, IB_WC_LOCAL_INV);
+	KUNIT_EXPECT_EQ(test, rsw_qp_sq_take(q, sqe, &idx), RSW_SQ_LOCAL);
+	KUNIT_ASSERT_TRUE(test, rsw_qt_poll(scq, &wc));
+	KUNIT_EXPECT_EQ(test, wc.wr_id, 2ULL);
+	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_MW_BIND_ERR);
+	KUNIT_EXPECT_EQ(test, wc.opcode, IB_WC_BIND_MW);
+	KUNIT_EXPECT_EQ(test, rsw_qt_state(test, qp), IB_QPS_ERR);
+	KUNIT_ASSERT_TRUE(test, rsw_qt_poll(scq, &wc));
+	KUNIT_EXPECT_EQ(test, wc.wr_id, 3ULL);
+	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_WR_FLUSH_ERR);
+	KUNIT_EXPECT_FALSE(test, rsw_qt_poll(scq, &wc));
+}
+
 static struct kunit_case rsw_qp_cases[] = {
 	KUNIT_CASE_PARAM(rsw_qt_create_caps, rsw_qt_create_gen_params),
 	KUNIT_CASE_PARAM(rsw_qt_transition, rsw_qt_trans_gen),
@@ -1897,6 +1958,7 @@ static struct kunit_case rsw_qp_cases[] = {
 	KUNIT_CASE(rsw_qt_process_order),
 	KUNIT_CASE(rsw_qt_process_cq_overrun),
 	KUNIT_CASE_PARAM(rsw_qt_user_sqe_bad, rsw_qt_usqe_gen_params),
+	KUNIT_CASE(rsw_qt_user_local_ops),
 	KUNIT_CASE_PARAM(rsw_qt_user_rqe_bad, rsw_qt_urqe_gen_params),
 	KUNIT_CASE(rsw_qt_user_tail_bound),
 	KUNIT_CASE(rsw_qt_user_no_context),

@@ -114,7 +114,8 @@ static void rsw_qp_init_wr_ops(struct rsw_qp *qp);
 			 IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_READ | \
 			 IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
 			 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
-			 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+			 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | \
+			 IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV)
 
 /*
  * Both creation verbs end here.  @attr is updated with the capacities the
@@ -325,6 +326,23 @@ static void rsw_sqe_atomic(struct rdmap_sw_sqe *sqe, uint8_t opcode,
 	sqe->atomic.swap_mask = 0;
 }
 
+/*
+ * BIND_MW operands: the window by the index of its new STag @rkey, the MR
+ * by its lkey (none: unbind a type 1 window).  The kernel checks them all
+ * when it executes the entry (mem.c, rsw_mw_bind()).
+ */
+static void rsw_fill_bind(struct rdmap_sw_sqe *sqe, uint32_t rkey,
+			  const struct ibv_mw_bind_info *info)
+{
+	sqe->opcode = RDMAP_SW_WR_BIND_MW;
+	memset(&sqe->bind, 0, sizeof(sqe->bind));
+	sqe->bind.addr = info->addr;
+	sqe->bind.length = info->length;
+	sqe->bind.mr_lkey = info->mr ? info->mr->lkey : 0;
+	sqe->bind.mw_rkey = rkey;
+	sqe->bind.access = info->mw_access_flags;
+}
+
 /* Validate @wr and write it into @sqe (a free slot). */
 static int rsw_fill_sqe(struct rsw_qp *qp, const struct ibv_send_wr *wr,
 			struct rdmap_sw_sqe *sqe)
@@ -375,6 +393,13 @@ static int rsw_fill_sqe(struct rsw_qp *qp, const struct ibv_send_wr *wr,
 		max_sge = 1;
 		can_inline = false;
 		break;
+	case IBV_WR_LOCAL_INV:
+		sqe->opcode = RDMAP_SW_WR_LOCAL_INV;
+		sqe->inv_stag = wr->invalidate_rkey;
+		break;
+	case IBV_WR_BIND_MW:
+		rsw_fill_bind(sqe, wr->bind_mw.rkey, &wr->bind_mw.bind_info);
+		break;
 	default:
 		/*
 		 * Send with Immediate would need two receives for one WR
@@ -388,6 +413,10 @@ static int rsw_fill_sqe(struct rsw_qp *qp, const struct ibv_send_wr *wr,
 		sqe->flags |= RDMAP_SW_SQE_SOLICITED;
 	if (wr->send_flags & IBV_SEND_FENCE)
 		sqe->flags |= RDMAP_SW_SQE_FENCE;
+	/* Local operations carry no data. */
+	if (sqe->opcode == RDMAP_SW_WR_LOCAL_INV ||
+	    sqe->opcode == RDMAP_SW_WR_BIND_MW)
+		return 0;
 
 	if (can_inline && (wr->send_flags & IBV_SEND_INLINE))
 		return rsw_fill_inline(qp, wr, sqe);
@@ -606,6 +635,53 @@ static void rsw_wr_rdma_read(struct ibv_qp_ex *qpx, uint32_t rkey,
 	rsw_wr_rdma(qpx, RDMAP_SW_WR_RDMA_READ, rkey, remote_addr);
 }
 
+static void rsw_wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw,
+			   uint32_t rkey, const struct ibv_mw_bind_info *info)
+{
+	struct rdmap_sw_sqe *sqe;
+
+	sqe = rsw_wr_new(qpx_to_rsw_qp(qpx), RDMAP_SW_WR_BIND_MW);
+	if (sqe)
+		rsw_fill_bind(sqe, rkey, info);
+}
+
+static void rsw_wr_local_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
+{
+	struct rdmap_sw_sqe *sqe;
+
+	sqe = rsw_wr_new(qpx_to_rsw_qp(qpx), RDMAP_SW_WR_LOCAL_INV);
+	if (sqe)
+		sqe->inv_stag = invalidate_rkey;
+}
+
+/*
+ * ibv_bind_mw() of a type 1 window (libibverbs checked the type and the
+ * PD): a BIND_MW entry under the next key of the window's STag, which
+ * becomes mw->rkey once the entry is posted; the completion says whether
+ * the kernel bound it.
+ */
+int rsw_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
+		struct ibv_mw_bind *mw_bind)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = mw_bind->wr_id,
+		.opcode = IBV_WR_BIND_MW,
+		.send_flags = mw_bind->send_flags,
+		.bind_mw = {
+			.mw = mw,
+			.rkey = ibv_inc_rkey(mw->rkey),
+			.bind_info = mw_bind->bind_info,
+		},
+	};
+	struct ibv_send_wr *bad;
+	int ret;
+
+	ret = rsw_post_send(qp, &wr, &bad);
+	if (!ret)
+		mw->rkey = wr.bind_mw.rkey;
+	return ret;
+}
+
 /* The entry being built, if its data may still be set; else fail the batch. */
 static struct rdmap_sw_sqe *rsw_wr_cur(struct rsw_qp *qp)
 {
@@ -728,6 +804,8 @@ static void rsw_qp_init_wr_ops(struct rsw_qp *qp)
 	qpx->wr_rdma_write_imm = rsw_wr_rdma_write_imm;
 	qpx->wr_atomic_cmp_swp = rsw_wr_atomic_cmp_swp;
 	qpx->wr_atomic_fetch_add = rsw_wr_atomic_fetch_add;
+	qpx->wr_bind_mw = rsw_wr_bind_mw;
+	qpx->wr_local_inv = rsw_wr_local_inv;
 	qpx->wr_set_sge = rsw_wr_set_sge;
 	qpx->wr_set_sge_list = rsw_wr_set_sge_list;
 	qpx->wr_set_inline_data = rsw_wr_set_inline_data;

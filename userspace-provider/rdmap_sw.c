@@ -57,12 +57,15 @@ static void rsw_free_context(struct ibv_context *ibctx)
 }
 
 static const struct verbs_context_ops rsw_context_ops = {
+	.alloc_mw = rsw_alloc_mw,
 	.alloc_pd = rsw_alloc_pd,
+	.bind_mw = rsw_bind_mw,
 	.create_cq = rsw_create_cq,
 	.create_cq_ex = rsw_create_cq_ex,
 	.create_qp = rsw_create_qp,
 	.create_qp_ex = rsw_create_qp_ex,
 	.create_srq = rsw_create_srq,
+	.dealloc_mw = rsw_dealloc_mw,
 	.dealloc_pd = rsw_dealloc_pd,
 	.dereg_mr = rsw_dereg_mr,
 	.destroy_cq = rsw_destroy_cq,

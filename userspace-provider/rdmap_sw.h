@@ -194,6 +194,9 @@ int rsw_dealloc_pd(struct ibv_pd *pd);
 struct ibv_mr *rsw_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			  uint64_t hca_va, int access);
 int rsw_dereg_mr(struct verbs_mr *vmr);
+/* Memory windows; ibv_bind_mw() of a type 1 window is rsw_bind_mw(). */
+struct ibv_mw *rsw_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int rsw_dealloc_mw(struct ibv_mw *mw);
 
 /*
  * cq.c: completion queues.  create and destroy are system calls plus
@@ -224,6 +227,8 @@ int rsw_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask,
 int rsw_destroy_qp(struct ibv_qp *qp);
 int rsw_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 		  struct ibv_send_wr **bad_wr);
+int rsw_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
+		struct ibv_mw_bind *mw_bind);
 int rsw_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 		  struct ibv_recv_wr **bad_wr);
 /*

@@ -102,6 +102,40 @@ struct ibv_mr *rsw_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 	return &vmr->ibv_mr;
 }
 
+struct ibv_mw *rsw_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
+{
+	struct ib_uverbs_alloc_mw_resp resp;
+	struct ibv_alloc_mw cmd;
+	struct ibv_mw *mw;
+	int ret;
+
+	mw = calloc(1, sizeof(*mw));
+	if (!mw) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* The kernel decides which types exist (EINVAL for the others). */
+	ret = ibv_cmd_alloc_mw(pd, type, mw, &cmd, sizeof(cmd), &resp,
+			       sizeof(resp));
+	if (ret) {
+		free(mw);
+		errno = ret;
+		return NULL;
+	}
+	return mw;
+}
+
+int rsw_dealloc_mw(struct ibv_mw *mw)
+{
+	int ret;
+
+	ret = ibv_cmd_dealloc_mw(mw);
+	if (ret)
+		return ret;
+	free(mw);
+	return 0;
+}
+
 int rsw_dereg_mr(struct verbs_mr *vmr)
 {
 	int ret;

@@ -224,9 +224,10 @@ enum rsw_mr_err rsw_mr_get_sge(struct rsw_device *rsw, struct ib_pd *pd,
 			       struct rsw_mr_ref *ref);
 void rsw_mr_ref_put(struct rsw_mr_ref *ref);
 /*
- * The registered MR whose index is that of @stag, whatever its key (the
- * key changes with every fast registration), with a reference that
- * rsw_mr_put() drops; NULL once dereg_mr unpublished it.  Any context.
+ * The registered MR (or memory window: check its kind) whose index is
+ * that of @stag, whatever its key (the key changes with every fast
+ * registration and bind), with a reference that rsw_mr_put() drops; NULL
+ * once dereg_mr (dealloc_mw) unpublished it.  Any context.
  */
 struct rsw_mr *rsw_mr_find_index(struct rsw_device *rsw, u32 stag);
 void rsw_mr_put(struct rsw_mr *mr);
@@ -291,7 +292,8 @@ void rsw_mr_unhold(struct rsw_mr *mr, struct page *page,
 int rsw_mr_fastreg(struct ib_pd *pd, const struct ib_reg_wr *wr);
 /*
  * IB_WR_LOCAL_INV and the sink of IB_WR_RDMA_READ_WITH_INV: @stag of a
- * fast-reg MR of @pd; invalidating an invalid MR succeeds.  Remote
+ * fast-reg MR or a type 2 memory window of @pd; invalidating an invalid
+ * MR succeeds.  Remote
  * invalidation (Send with Invalidate, RX): the MR must also be valid and
  * have been registered with a remote right.  On return no access through
  * the old registration is in progress or possible.  TX pieces collected
@@ -308,6 +310,28 @@ enum rsw_mr_err rsw_mr_invalidate_remote(struct rsw_device *rsw,
 					 struct ib_pd *pd, u32 stag,
 					 struct rsw_mr **busy);
 void rsw_mr_wait_tx_put(struct rsw_mr *mr);
+/*
+ * BIND_MW from a user QP of @pd: bind the window whose index is that of
+ * @b->mw_rkey (a window of @pd) to [@b->addr, + @b->length) of the user
+ * MR @b->mr_lkey (of @pd, registered with IB_ACCESS_MW_BIND) with the
+ * rights @b->access, under the new STag @b->mw_rkey.  A type 2 window
+ * must be unbound (invalid, or its MR gone); a type 1 window is rebound,
+ * or unbound by a bind that names no MR (@b->mr_lkey 0, empty range).
+ * 0, or -EINVAL (no such window or MR, bad rights, range outside the MR,
+ * MR not valid), -EACCES (other PD, MR without MW_BIND, remote write or
+ * atomic over an MR without local write), -EBUSY (type 2 still bound).
+ * Any context: takes the window's and the MR's locks, never sleeps.
+ */
+int rsw_mw_bind(struct rsw_device *rsw, struct ib_pd *pd,
+		const struct rdmap_sw_sqe_bind *b);
+#if IS_ENABLED(CONFIG_KUNIT)
+/*
+ * Make fast-reg MR @ibmr (registered, KUnit's own pages) pass for a user
+ * MR with rights @access, so that windows can be bound to it: KUnit has
+ * no process whose memory reg_user_mr could pin.
+ */
+void rsw_mr_kunit_as_user(struct ib_mr *ibmr, u32 access);
+#endif
 /* Terminate layer/type/code for a refusal in operation @use. */
 struct rsw_mr_term rsw_mr_err_to_term(enum rsw_mr_err err,
 				      enum rsw_mr_use use);
@@ -392,10 +416,10 @@ int rsw_qp_attach_stream(struct rsw_qp *qp, struct rsw_stream *s, u32 ird,
  */
 void rsw_qp_stream_done(struct rsw_qp *qp);
 /*
- * Execute local operation @sqe (REG_MR, LOCAL_INV) taken from @qp's SQ by
- * rsw_qp_sq_take() (ring.c): its completion status.  Process context, no
- * QP lock held; may sleep (a LOCAL_INV waits out the TX pieces of the MR,
- * rsw_mr_invalidate_local()).
+ * Execute local operation @sqe (REG_MR, LOCAL_INV, BIND_MW) taken from
+ * @qp's SQ by rsw_qp_sq_take() (ring.c): its completion status.  Process
+ * context, no QP lock held; may sleep (a LOCAL_INV waits out the TX
+ * pieces of the MR, rsw_mr_invalidate_local()).
  */
 u8 rsw_sq_exec_local(struct rsw_qp *qp, const struct rdmap_sw_sqe *sqe);
 /*

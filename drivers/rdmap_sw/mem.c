@@ -61,6 +61,23 @@
  * (the @busy of rsw_mr_invalidate_*()) so the stream waits out the count
  * in its work item before it completes the work request; the consumer
  * learns of the invalidation only from that completion.
+ *
+ * Memory windows (user QPs only: the kernel verbs have no window API).  A
+ * window is an rsw_mr of kind RSW_MR_WINDOW published in the same
+ * registry, so its STag is looked up, pinned and freed like an MR's.
+ * Binding (a BIND_MW work request, rsw_mw_bind()) points it at a user MR
+ * of its PD, whose reference it then holds in parent until the next bind,
+ * an invalidation or dealloc_mw.  An access through the window's STag
+ * resolves here, callers unchanged: rsw_mr_get() refuses it as a local
+ * key, and rsw_mr_walk() checks the window under its lock, then its MR
+ * (valid, range) under the MR's lock, and walks the MR's pages.  Lock
+ * order: window lock -> MR lock (lockdep class of its own for windows).
+ * A TX piece collected through a window holds its page (the MR is a user
+ * MR), so nothing waits for tx_busy on a window.  dereg_mr of an MR with
+ * bound windows succeeds: the MR goes invalid and dead, and every window
+ * onto it fails its next check (ERR_STATE) and counts as unbound; it
+ * keeps the dead MR's struct (not its pages, unpinned by dereg_mr) until
+ * rebound, invalidated or deallocated.
  */
 #include <linux/bvec.h>
 #include <linux/highmem.h>
@@ -91,6 +108,7 @@ void rsw_mr_table_init(struct rsw_mr_table *table)
 {
 	xa_init_flags(&table->xa, XA_FLAGS_ALLOC1);
 	atomic_set(&table->count, 0);
+	atomic_set(&table->mw_count, 0);
 }
 
 void rsw_mr_table_destroy(struct rsw_mr_table *table)
@@ -136,15 +154,29 @@ static int rsw_mr_reserve_index(struct rsw_mr_table *table, u32 *index)
 	return ret;
 }
 
+/* The registry's count of @mr's kind, and its limit. */
+static atomic_t *rsw_mr_counter(struct rsw_mr_table *table,
+				const struct rsw_mr *mr, int *max)
+{
+	if (mr->kind == RSW_MR_WINDOW) {
+		*max = RSW_MAX_MW;
+		return &table->mw_count;
+	}
+	*max = RSW_MAX_MR;
+	return &table->count;
+}
+
 /* Give a fully built MR its STag and make it visible to lookups. */
 static int rsw_mr_publish(struct rsw_device *rsw, struct rsw_mr *mr)
 {
 	struct rsw_mr_table *table = &rsw->mrs;
+	atomic_t *count;
 	u32 index;
-	int ret;
+	int max, ret;
 
 	might_sleep();
-	if (atomic_inc_return(&table->count) > RSW_MAX_MR) {
+	count = rsw_mr_counter(table, mr, &max);
+	if (atomic_inc_return(count) > max) {
 		ret = -ENOMEM;
 		goto err_uncount;
 	}
@@ -159,8 +191,17 @@ static int rsw_mr_publish(struct rsw_device *rsw, struct rsw_mr *mr)
 	return 0;
 
 err_uncount:
-	atomic_dec(&table->count);
+	atomic_dec(count);
 	return ret;
+}
+
+/* Undo rsw_mr_publish(): no new lookup finds @mr.  Process context. */
+static void rsw_mr_unpublish(struct rsw_device *rsw, struct rsw_mr *mr)
+{
+	int max;
+
+	xa_erase(&rsw->mrs.xa, rsw_stag_index(mr->stag));
+	atomic_dec(rsw_mr_counter(&rsw->mrs, mr, &max));
 }
 
 void rsw_mr_put(struct rsw_mr *mr)
@@ -233,12 +274,17 @@ static enum rsw_mr_err rsw_mr_check(const struct rsw_mr *mr, u32 stag,
 	return rsw_mr_check_range(mr->iova, mr->length, to, len);
 }
 
+static enum rsw_mr_err rsw_mw_walk(const struct rsw_mr_ref *ref, u64 to,
+				   u64 len, rsw_mr_seg_fn fn, void *arg);
+
 static enum rsw_mr_err rsw_mr_check_ref(const struct rsw_mr_ref *ref, u64 to,
 					u64 len)
 {
 	struct rsw_mr *mr = ref->mr;
 	enum rsw_mr_err err;
 
+	if (mr->kind == RSW_MR_WINDOW)
+		return rsw_mw_walk(ref, to, len, NULL, NULL);
 	if (mr->kind == RSW_MR_DMA)
 		return rsw_mr_check(mr, ref->stag, ref->right, to, len);
 	read_lock_bh(&mr->lock);
@@ -260,6 +306,11 @@ enum rsw_mr_err rsw_mr_get(struct rsw_device *rsw, struct ib_pd *pd,
 	if (mr->pd != pd) {
 		rsw_mr_put(mr);
 		return RSW_MR_ERR_PD;
+	}
+	/* A window grants remote access only: it is no local key. */
+	if (mr->kind == RSW_MR_WINDOW && !(right & RSW_MR_REMOTE_RIGHTS)) {
+		rsw_mr_put(mr);
+		return RSW_MR_ERR_STAG;
 	}
 	ref->mr = mr;
 	ref->stag = stag;
@@ -350,12 +401,39 @@ static enum rsw_mr_err rsw_mr_walk_frmr(const struct rsw_mr *mr, u64 to,
 	return RSW_MR_OK;
 }
 
+/*
+ * An access through window @ref->mr: the window's check under its lock,
+ * then its MR's (valid, range) under the MR's, and, with @fn, the walk
+ * over the MR's pages under both.  A valid window always has a parent.
+ */
+static enum rsw_mr_err rsw_mw_walk(const struct rsw_mr_ref *ref, u64 to,
+				   u64 len, rsw_mr_seg_fn fn, void *arg)
+{
+	struct rsw_mr *mw = ref->mr, *mr;
+	enum rsw_mr_err err;
+
+	read_lock_bh(&mw->lock);
+	err = rsw_mr_check(mw, ref->stag, ref->right, to, len);
+	mr = mw->parent;
+	if (!err) {
+		read_lock(&mr->lock);
+		err = rsw_mr_check(mr, mr->stag, 0, to, len);
+		if (!err && fn)
+			err = rsw_mr_walk_frmr(mr, to, len, fn, arg);
+		read_unlock(&mr->lock);
+	}
+	read_unlock_bh(&mw->lock);
+	return err;
+}
+
 enum rsw_mr_err rsw_mr_walk(const struct rsw_mr_ref *ref, u64 to, u64 len,
 			    rsw_mr_seg_fn fn, void *arg)
 {
 	struct rsw_mr *mr = ref->mr;
 	enum rsw_mr_err err;
 
+	if (mr->kind == RSW_MR_WINDOW)
+		return rsw_mw_walk(ref, to, len, fn, arg);
 	if (mr->kind == RSW_MR_DMA) {
 		err = rsw_mr_check(mr, ref->stag, ref->right, to, len);
 		return err ?: rsw_mr_walk_dma(to, len, fn, arg);
@@ -533,15 +611,16 @@ enum rsw_mr_err rsw_mr_bvecs(const struct rsw_mr_ref *ref, u64 to, u64 len,
 EXPORT_SYMBOL_IF_KUNIT(rsw_mr_bvecs);
 
 /*
- * Rights of a registration (get_dma_mr, IB_WR_REG_MR): hints dropped,
- * anything we do not implement (memory windows, zero-based, on-demand
- * paging, flush) refused, and remote write or atomic only together with
- * local write (IBTA, as ib_check_mr_access() has it for user MRs).
+ * Rights of a registration (get_dma_mr, IB_WR_REG_MR, reg_user_mr, which
+ * adds IB_ACCESS_MW_BIND): hints dropped, anything we do not implement
+ * (windows on kernel MRs, zero-based, on-demand paging, flush) refused,
+ * and remote write or atomic only together with local write (IBTA, as
+ * ib_check_mr_access() has it for user MRs).
  */
 static int rsw_mr_rights(int access, u32 *rights)
 {
 	access &= ~RSW_MR_HINTS;
-	/* Memory windows, zero-based and on-demand MRs are not offered. */
+	/* MW_BIND (but see reg_user_mr), zero-based, on-demand: refused. */
 	if (access & ~RSW_MR_RIGHTS)
 		return -EOPNOTSUPP;
 	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
@@ -656,7 +735,11 @@ enum rsw_mr_hold rsw_mr_hold(struct rsw_mr *mr, struct page *page)
 {
 	switch (mr->kind) {
 	case RSW_MR_USER:
-		/* Pinned by the umem while the lock keeps dereg_mr out. */
+	case RSW_MR_WINDOW:
+		/*
+		 * Pinned by the (window's) user MR's umem while the lock
+		 * keeps dereg_mr out.
+		 */
 		lockdep_assert_held(&mr->lock);
 		get_page(page);
 		return RSW_MR_HOLD_PAGE;
@@ -704,19 +787,19 @@ static void rsw_mr_wait_tx(struct rsw_mr *mr)
 /*
  * ops.dereg_mr: revoke, unpublish, wait out TX pieces of a fast-reg MR
  * that are not yet with TCP, drop the registry reference.  Does not wait
- * for other references (see the top of this file).
+ * for other references (see the top of this file).  Windows bound to the
+ * MR fail every access from the revocation on (they check their MR).
  */
 static int rsw_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct rsw_mr *mr = to_rsw_mr(ibmr);
-	struct rsw_mr_table *table = &to_rsw_dev(mr->pd->device)->mrs;
+	struct rsw_device *rsw = to_rsw_dev(mr->pd->device);
 
 	write_lock_bh(&mr->lock);
 	mr->dead = true;
 	WRITE_ONCE(mr->state, RSW_MR_INVALID);
 	write_unlock_bh(&mr->lock);
-	xa_erase(&table->xa, rsw_stag_index(mr->stag));
-	atomic_dec(&table->count);
+	rsw_mr_unpublish(rsw, mr);
 	rsw_mr_wait_tx(mr);
 	/* No walk reaches the pages any more: unpin them. */
 	if (mr->umem)
@@ -791,8 +874,37 @@ static enum rsw_mr_err rsw_mr_invalidate_locked(struct rsw_mr *mr, u32 stag,
 }
 
 /*
- * Revoke @stag of a fast-reg MR of @pd.  On success *@mrp is the MR, with
- * a reference the caller passes to rsw_mr_settle().
+ * Invalidate window @mw (IB_WR_LOCAL_INV, Send with Invalidate): type 2
+ * only (IBTA: a type 1 window is unbound by binding it again), with the
+ * rules of an MR's invalidation; a window whose MR is gone counts as
+ * invalid.  Its MR's reference is dropped.  Any context.
+ */
+static enum rsw_mr_err rsw_mw_invalidate(struct rsw_mr *mw, u32 stag,
+					 bool remote)
+{
+	struct rsw_mr *parent = NULL;
+	enum rsw_mr_err err;
+
+	if (mw->mw_type != IB_MW_TYPE_2)
+		return RSW_MR_ERR_NO_INVAL;
+	write_lock_bh(&mw->lock);
+	if (mw->parent && READ_ONCE(mw->parent->state) != RSW_MR_VALID)
+		WRITE_ONCE(mw->state, RSW_MR_INVALID);
+	err = rsw_mr_invalidate_locked(mw, stag, remote);
+	if (!err) {
+		parent = mw->parent;
+		mw->parent = NULL;
+	}
+	write_unlock_bh(&mw->lock);
+	if (parent)
+		rsw_mr_put(parent);
+	return err;
+}
+
+/*
+ * Revoke @stag of a fast-reg MR or a type 2 window of @pd.  On success
+ * *@mrp is the MR (window), with a reference the caller passes to
+ * rsw_mr_settle().
  */
 static enum rsw_mr_err rsw_mr_revoke(struct rsw_device *rsw, struct ib_pd *pd,
 				     u32 stag, bool remote, struct rsw_mr **mrp)
@@ -804,6 +916,8 @@ static enum rsw_mr_err rsw_mr_revoke(struct rsw_device *rsw, struct ib_pd *pd,
 		return RSW_MR_ERR_STAG;
 	if (mr->pd != pd) {
 		err = RSW_MR_ERR_PD;
+	} else if (mr->kind == RSW_MR_WINDOW) {
+		err = rsw_mw_invalidate(mr, stag, remote);
 	} else if (mr->kind != RSW_MR_FAST_REG) {
 		/* Only fast-registered MRs are invalidated (IBTA). */
 		err = RSW_MR_ERR_NO_INVAL;
@@ -988,9 +1102,11 @@ static struct ib_mr *rsw_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 	if (udata && udata->inlen &&
 	    !ib_is_udata_cleared(udata, 0, udata->inlen))
 		return ERR_PTR(-EINVAL);
-	ret = rsw_mr_rights(access, &rights);
+	/* Only a user MR may carry windows (IB_ACCESS_MW_BIND). */
+	ret = rsw_mr_rights(access & ~IB_ACCESS_MW_BIND, &rights);
 	if (ret)
 		return ERR_PTR(ret);
+	rights |= access & IB_ACCESS_MW_BIND;
 	if (!length || length > RSW_MAX_MR_SIZE ||
 	    virt_addr > U64_MAX - (length - 1) ||
 	    start > U64_MAX - (length - 1))
@@ -1028,10 +1144,221 @@ err_release:
 	return ERR_PTR(ret);
 }
 
+/* ------------------------------------------------------ memory windows */
+
+static struct lock_class_key rsw_mw_lock_key;
+
+/*
+ * ops.alloc_mw: an unbound window of type 1 or 2 in @ibmw's PD, its STag
+ * (rkey) on a fresh index with a random key.  Process context.
+ */
+static int rsw_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
+{
+	struct rsw_mr *mw;
+	int ret;
+
+	/* No request data is defined: unknown input must be zero. */
+	if (udata && udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EINVAL;
+	if (ibmw->type != IB_MW_TYPE_1 && ibmw->type != IB_MW_TYPE_2)
+		return -EINVAL;
+	mw = rsw_mr_alloc(ibmw->pd, RSW_MR_WINDOW, 0);
+	if (!mw)
+		return -ENOMEM;
+	lockdep_set_class(&mw->lock, &rsw_mw_lock_key);
+	mw->mw_type = ibmw->type;
+	ret = rsw_mr_publish(to_rsw_dev(ibmw->device), mw);
+	if (ret) {
+		kvfree(mw);
+		return ret;
+	}
+	ibmw->rkey = mw->stag;
+	to_rsw_mw(ibmw)->win = mw;
+	return 0;
+}
+
+/*
+ * ops.dealloc_mw: revoke, unpublish, let go of the MR, drop the registry
+ * reference.  Accesses holding a reference fail their next check.
+ */
+static int rsw_dealloc_mw(struct ib_mw *ibmw)
+{
+	struct rsw_mr *mw = to_rsw_mw(ibmw)->win;
+	struct rsw_mr *parent;
+
+	write_lock_bh(&mw->lock);
+	mw->dead = true;
+	WRITE_ONCE(mw->state, RSW_MR_INVALID);
+	parent = mw->parent;
+	mw->parent = NULL;
+	write_unlock_bh(&mw->lock);
+	rsw_mr_unpublish(to_rsw_dev(ibmw->device), mw);
+	if (parent)
+		rsw_mr_put(parent);
+	rsw_mr_put(mw);
+	return 0;
+}
+
+/*
+ * The rights a bind gives a window: remote ones; IB_ACCESS_LOCAL_WRITE
+ * and the hints are accepted and mean nothing (a window is no local
+ * key); zero-based windows are not offered.
+ */
+static int rsw_mw_rights(u32 access, u32 *rights)
+{
+	access &= ~(RSW_MR_HINTS | IB_ACCESS_LOCAL_WRITE);
+	if (access & ~RSW_MR_REMOTE_RIGHTS)
+		return -EINVAL;
+	*rights = access;
+	return 0;
+}
+
+/*
+ * May a window with @rights cover [@addr, @addr + @len) of @mr?  The MR
+ * must be valid and registered with IB_ACCESS_MW_BIND; remote write or
+ * atomic rights need its local write (the verbs' rule: the window's
+ * remote rights are its own, the MR's remote rights do not limit them).
+ * @mr->lock held.
+ */
+static int rsw_mw_check_mr(const struct rsw_mr *mr, u64 addr, u64 len,
+			   u32 rights)
+{
+	lockdep_assert_held(&mr->lock);
+	if (mr->state != RSW_MR_VALID)
+		return -EINVAL;
+	if (!(mr->access & IB_ACCESS_MW_BIND))
+		return -EACCES;
+	if ((rights & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
+	    !(mr->access & IB_ACCESS_LOCAL_WRITE))
+		return -EACCES;
+	if (rsw_mr_check_range(mr->iova, mr->length, addr, len))
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * Bind @mw to @mr as @b says, under mw->lock; on success the caller's
+ * reference to @mr moves into the window and *@old is the MR the window
+ * let go of (NULL if none), for the caller to put.
+ */
+static int rsw_mw_bind_locked(struct rsw_mr *mw, struct rsw_mr *mr,
+			      const struct rdmap_sw_sqe_bind *b, u32 rights,
+			      struct rsw_mr **old)
+{
+	int ret;
+
+	lockdep_assert_held_write(&mw->lock);
+	if (mw->dead)
+		return -EINVAL;
+	/* Type 2: only a free window is bound; one whose MR died is free. */
+	if (mw->mw_type == IB_MW_TYPE_2 && mw->state == RSW_MR_VALID &&
+	    READ_ONCE(mw->parent->state) == RSW_MR_VALID)
+		return -EBUSY;
+	read_lock(&mr->lock);
+	ret = rsw_mw_check_mr(mr, b->addr, b->length, rights);
+	read_unlock(&mr->lock);
+	if (ret)
+		return ret;
+	*old = mw->parent;
+	mw->parent = mr;
+	mw->iova = b->addr;
+	mw->length = b->length;
+	mw->access = rights;
+	WRITE_ONCE(mw->stag, b->mw_rkey);
+	WRITE_ONCE(mw->state, RSW_MR_VALID);
+	return 0;
+}
+
+/*
+ * A bind that names no MR (ibv_bind_mw() with none): type 1 only, an
+ * empty range; the window is left unbound under its new STag.
+ */
+static int rsw_mw_unbind(struct rsw_mr *mw, const struct rdmap_sw_sqe_bind *b)
+{
+	struct rsw_mr *old;
+
+	if (mw->mw_type != IB_MW_TYPE_1 || b->addr || b->length)
+		return -EINVAL;
+	write_lock_bh(&mw->lock);
+	if (mw->dead) {
+		write_unlock_bh(&mw->lock);
+		return -EINVAL;
+	}
+	old = mw->parent;
+	mw->parent = NULL;
+	WRITE_ONCE(mw->state, RSW_MR_INVALID);
+	WRITE_ONCE(mw->stag, b->mw_rkey);
+	write_unlock_bh(&mw->lock);
+	if (old)
+		rsw_mr_put(old);
+	return 0;
+}
+
+int rsw_mw_bind(struct rsw_device *rsw, struct ib_pd *pd,
+		const struct rdmap_sw_sqe_bind *b)
+{
+	struct rsw_mr *mw, *mr, *old = NULL;
+	u32 rights;
+	int ret;
+
+	if (b->reserved || rsw_mw_rights(b->access, &rights))
+		return -EINVAL;
+	/* The window by the index of its new STag, the MR by its lkey. */
+	mw = rsw_mr_find_index(rsw, b->mw_rkey);
+	if (!mw)
+		return -EINVAL;
+	ret = -EINVAL;
+	if (mw->kind != RSW_MR_WINDOW)
+		goto put_mw;
+	ret = -EACCES;
+	if (mw->pd != pd)
+		goto put_mw;
+	if (!b->mr_lkey) {
+		ret = rsw_mw_unbind(mw, b);
+		goto put_mw;
+	}
+	ret = -EINVAL;
+	mr = rsw_mr_find(rsw, b->mr_lkey);
+	if (!mr)
+		goto put_mw;
+	if (mr->pd != pd) {
+		ret = -EACCES;
+	} else if (mr->kind == RSW_MR_USER) {
+		write_lock_bh(&mw->lock);
+		ret = rsw_mw_bind_locked(mw, mr, b, rights, &old);
+		write_unlock_bh(&mw->lock);
+	}
+	if (ret)
+		rsw_mr_put(mr);
+	if (old)
+		rsw_mr_put(old);
+put_mw:
+	rsw_mr_put(mw);
+	return ret;
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_mw_bind);
+
+#if IS_ENABLED(CONFIG_KUNIT)
+void rsw_mr_kunit_as_user(struct ib_mr *ibmr, u32 access)
+{
+	struct rsw_mr *mr = to_rsw_mr(ibmr);
+
+	write_lock_bh(&mr->lock);
+	mr->kind = RSW_MR_USER;
+	mr->access = access;
+	write_unlock_bh(&mr->lock);
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_mr_kunit_as_user);
+#endif
+
 const struct ib_device_ops rsw_mem_ops = {
+	.alloc_mw = rsw_alloc_mw,
+	.dealloc_mw = rsw_dealloc_mw,
 	.reg_user_mr = rsw_reg_user_mr,
 	.get_dma_mr = rsw_get_dma_mr,
 	.alloc_mr = rsw_alloc_mr,
 	.map_mr_sg = rsw_map_mr_sg,
 	.dereg_mr = rsw_dereg_mr,
+	INIT_RDMA_OBJ_SIZE(ib_mw, rsw_mw, ibmw),
 };

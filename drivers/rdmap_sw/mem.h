@@ -50,6 +50,8 @@ static inline u8 rsw_stag_key(u32 stag)
  * RSW_MAX_MR stays a small fraction of them.
  */
 #define RSW_MAX_MR		(256 * 1024)
+/* Memory windows (alloc_mw), counted apart from the MRs. */
+#define RSW_MAX_MW		(64 * 1024)
 /* Page list entries of one fast-registration MR (ib_alloc_mr max_num_sg). */
 #define RSW_MAX_FRMR_PAGES	4096
 /* Page sizes accepted by map_mr_sg: any power of two in this range. */
@@ -61,12 +63,14 @@ static inline u8 rsw_stag_key(u32 stag)
 struct rsw_mr_table {
 	struct xarray xa;	/* index -> struct rsw_mr, lookups under RCU */
 	atomic_t count;		/* MRs in xa, at most RSW_MAX_MR */
+	atomic_t mw_count;	/* windows in xa, at most RSW_MAX_MW */
 };
 
 enum rsw_mr_kind {
 	RSW_MR_DMA,		/* get_dma_mr: all kernel memory, local only */
 	RSW_MR_FAST_REG,	/* alloc_mr + map_mr_sg + IB_WR_REG_MR */
 	RSW_MR_USER,		/* reg_user_mr: pinned process pages (ib_umem) */
+	RSW_MR_WINDOW,		/* alloc_mw: a window onto a user MR */
 };
 
 enum rsw_mr_state {
@@ -94,6 +98,13 @@ struct rsw_mr_map {
  * Members below the lock are written under it (writer side) and read under
  * it by every access, except for DMA MRs, whose attributes never change
  * after creation (only state, once, at deregistration).
+ *
+ * A memory window is an rsw_mr too, of kind RSW_MR_WINDOW, in the same
+ * registry: its STag shares the index space, and every lookup by STag
+ * finds it.  Its iova, length, access and state are the window's (the
+ * ibmr, map, umem and pages of an MR are unused); parent is the MR it is
+ * bound to.  ib_core's struct ib_mw lives in struct rsw_mw, which points
+ * to it (rules at the top of mem.c, "Memory windows").
  */
 struct rsw_mr {
 	struct ib_mr ibmr;
@@ -117,12 +128,29 @@ struct rsw_mr {
 	 * and dereg_mr wait for it to drop to zero.
 	 */
 	atomic_t tx_busy;
+	/*
+	 * RSW_MR_WINDOW: the MR bound to, with a reference, while the
+	 * window is valid (NULL otherwise); IB_MW_TYPE_1 or _2, fixed.
+	 */
+	struct rsw_mr *parent;
+	enum ib_mw_type mw_type;
 	u64 pages[];			/* map.max entries */
 };
 
 static inline struct rsw_mr *to_rsw_mr(struct ib_mr *ibmr)
 {
 	return container_of(ibmr, struct rsw_mr, ibmr);
+}
+
+/* ib_core's memory window object (alloc_mw); the window is @win. */
+struct rsw_mw {
+	struct ib_mw ibmw;
+	struct rsw_mr *win;
+};
+
+static inline struct rsw_mw *to_rsw_mw(struct ib_mw *ibmw)
+{
+	return container_of(ibmw, struct rsw_mw, ibmw);
 }
 
 /*
@@ -172,7 +200,9 @@ struct rsw_mr_term {
  * rsw_mr_ref_put().  Every data access through it re-validates stag, state,
  * right and range under the MR lock, so a ref may be kept across socket
  * callbacks (a DDP segment whose payload arrives in pieces) and an
- * invalidation in between stops it.
+ * invalidation in between stops it.  Through a window's STag, mr is the
+ * window: every access re-validates the window under its lock, then its
+ * MR under the MR's (a dereg_mr stops it as well).
  */
 struct rsw_mr_ref {
 	struct rsw_mr *mr;

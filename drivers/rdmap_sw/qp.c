@@ -46,11 +46,17 @@
  *                its key and finds it again, with a reference held for the
  *                registration only, when it executes (rsw_sq_exec_reg()).
  *
+ *   windows      a BIND_MW (user QPs) names the window by the index of its
+ *                new STag and the MR by its lkey, both looked up again,
+ *                PD-checked and held by reference while it executes
+ *                (rsw_mw_bind()); a type 2 window is bound for the PD of
+ *                the QP, not for the QP (see Documentation/userspace.rst).
+ *
  * Locks, all irqsave: qp->lock -> sq.lock -> rq.lock -> rsw_cq.prod_lock.
  * qp->state and qp->dead change only with all three QP locks held, so
  * holding any one of them is enough to read them (ring.c's takes and
  * retires do, under their queue's lock).  Local operations (REG_MR,
- * LOCAL_INV) run with no QP lock held: mem.c takes BH locks.
+ * LOCAL_INV, BIND_MW) run with no QP lock held: mem.c takes BH locks.
  */
 #include <linux/vmalloc.h>
 #include <linux/xarray.h>
@@ -435,6 +441,9 @@ static int rsw_sqe_op_fields(struct rsw_qp *qp, const struct ib_send_wr *wr,
 			return -EINVAL;
 		sqe->inv_stag = wr->ex.invalidate_rkey;
 		break;
+	case RDMAP_SW_WR_BIND_MW:
+		/* Kernel ULPs have no memory windows (user QPs only). */
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -683,7 +692,7 @@ static u8 rsw_sq_exec_reg(struct rsw_qp *qp, const struct rdmap_sw_sqe *sqe)
 	return status;
 }
 
-/* Execute REG_MR or LOCAL_INV; the completion status. */
+/* Execute REG_MR, LOCAL_INV or BIND_MW; the completion status. */
 u8 rsw_sq_exec_local(struct rsw_qp *qp, const struct rdmap_sw_sqe *sqe)
 {
 	struct ib_pd *pd = qp->base.pd;
@@ -691,6 +700,10 @@ u8 rsw_sq_exec_local(struct rsw_qp *qp, const struct rdmap_sw_sqe *sqe)
 	switch (sqe->opcode) {
 	case RDMAP_SW_WR_REG_MR:
 		return rsw_sq_exec_reg(qp, sqe);
+	case RDMAP_SW_WR_BIND_MW:
+		if (rsw_mw_bind(qp->rsw, pd, &sqe->bind))
+			return RDMAP_SW_WC_MW_BIND_ERR;
+		return RDMAP_SW_WC_SUCCESS;
 	case RDMAP_SW_WR_LOCAL_INV:
 		if (rsw_mr_invalidate_local(qp->rsw, pd, sqe->inv_stag, NULL))
 			return RDMAP_SW_WC_LOC_PROT_ERR;

@@ -92,6 +92,8 @@ static const struct rsw_sq_op rsw_sq_ops[] = {
 	[RDMAP_SW_WR_MASKED_ATOMIC_FETCH_AND_ADD] = {
 		IB_WR_MASKED_ATOMIC_FETCH_AND_ADD, RDMAP_SW_WC_MASKED_FETCH_ADD,
 		RSW_WR_SGE | RSW_WR_ATOMIC },
+	[RDMAP_SW_WR_BIND_MW] = {
+		IB_WR_BIND_MW, RDMAP_SW_WC_BIND_MW, RSW_WR_LOCAL },
 };
 
 const struct rsw_sq_op *rsw_sq_op(u32 opcode)
@@ -453,13 +455,15 @@ int rsw_wqe_sges(struct rdmap_sw_sge *dst, const struct ib_sge *src,
  * User entries are validated on the kernel's copy, never in the ring: the
  * process may rewrite the ring at any time.  The rules, each failure
  * completing the entry with the status named and moving the QP to ERROR:
- *  SQE  opcode in rsw_sq_ops[] and not a local one (REG_MR, LOCAL_INV name
- *       kernel objects)                                   LOC_QP_OP_ERR
+ *  SQE  opcode in rsw_sq_ops[], not a hole in it, and not REG_MR (which
+ *       names a kernel object; BIND_MW and LOCAL_INV name STags, looked
+ *       up and checked when executed)                     LOC_QP_OP_ERR
  *       flags only SIGNALED, SOLICITED, FENCE, INLINE      LOC_QP_OP_ERR
  *       INLINE: an opcode that may carry inline data, num_sge 0
  *                                                          LOC_QP_OP_ERR
  *               length <= the QP's max_inline              LOC_LEN_ERR
- *       else: num_sge <= the SQ's max_sge (1 for Reads)    LOC_QP_OP_ERR
+ *       else: num_sge <= the SQ's max_sge (1 for Reads, 0 for local
+ *             operations)                                  LOC_QP_OP_ERR
  *             atomics: num_sge 1                           LOC_QP_OP_ERR
  *                      length 8                            LOC_LEN_ERR
  *             length == the sum of the SGE lengths, which is at most
@@ -497,7 +501,8 @@ static u8 rsw_sqe_check_user(const struct rsw_qp *qp,
 	if (sqe->opcode >= ARRAY_SIZE(rsw_sq_ops))
 		return RDMAP_SW_WC_LOC_QP_OP_ERR;
 	info = &rsw_sq_ops[sqe->opcode];
-	if (info->flags & RSW_WR_LOCAL || sqe->flags & ~RSW_SQE_USER_FLAGS)
+	if (!info->flags || sqe->opcode == RDMAP_SW_WR_REG_MR ||
+	    sqe->flags & ~RSW_SQE_USER_FLAGS)
 		return RDMAP_SW_WC_LOC_QP_OP_ERR;
 	if (sqe->flags & RDMAP_SW_SQE_INLINE) {
 		if (!(info->flags & RSW_WR_INLINE) || sqe->num_sge)
@@ -514,6 +519,8 @@ static u8 rsw_sqe_check_user(const struct rsw_qp *qp,
 		if (sqe->length != sizeof(u64))
 			return RDMAP_SW_WC_LOC_LEN_ERR;
 	}
+	if (info->flags & RSW_WR_LOCAL)
+		max = 0;
 	return rsw_sges_check_user(sqe->sge, sqe->num_sge, max, sqe->length);
 }
 

@@ -139,6 +139,7 @@ static int rsw_query_device(struct ib_device *ibdev,
 	attr->max_cq = RSW_MAX_CQ;
 	attr->max_cqe = RSW_MAX_CQE;
 	attr->max_mr = RSW_MAX_MR;
+	attr->max_mw = RSW_MAX_MW;
 	attr->max_fast_reg_page_list_len = RSW_MAX_FRMR_PAGES;
 	attr->max_mr_size = RSW_MAX_MR_SIZE;
 	/*
@@ -169,7 +170,9 @@ static int rsw_query_device(struct ib_device *ibdev,
 	attr->max_srq_sge = RSW_MAX_SGE;
 	attr->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT |
 				 IB_DEVICE_SYS_IMAGE_GUID |
-				 IB_DEVICE_MEM_MGT_EXTENSIONS;
+				 IB_DEVICE_MEM_MGT_EXTENSIONS |
+				 IB_DEVICE_MEM_WINDOW |
+				 IB_DEVICE_MEM_WINDOW_TYPE_2A;
 	/* Lets "rdma link delete" (nldev dellink) remove the device. */
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	return 0;

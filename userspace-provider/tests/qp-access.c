@@ -45,6 +45,7 @@
 #define DATA 0xc5			/* what the peer writes or reads */
 
 #include "wait.h"
+#include "pair.h"
 
 static struct {
 	struct rdma_event_channel *ch;
@@ -57,12 +58,6 @@ static struct {
 	unsigned char *ibuf;		/* initiator: source / sink */
 	struct ibv_mr *imr;
 } g;
-
-struct conn {
-	struct rdma_cm_id *cid;		/* initiator: writes and reads */
-	struct rdma_cm_id *sid;		/* target */
-	struct ibv_cq *ccq, *scq;
-};
 
 static struct ibv_cq *new_cq(void)
 {
@@ -126,29 +121,6 @@ static void connect_pair(struct conn *c)
 		die("connection not established");
 }
 
-/* Both ends gone: disconnect, destroy, forget the events. */
-static void teardown(struct conn *c)
-{
-	rdma_disconnect(c->cid);
-	rdma_disconnect(c->sid);
-	rdma_destroy_qp(c->cid);
-	rdma_destroy_qp(c->sid);
-	rdma_destroy_id(c->cid);
-	rdma_destroy_id(c->sid);
-	ibv_destroy_cq(c->ccq);
-	ibv_destroy_cq(c->scq);
-}
-
-static int qp_state(struct ibv_qp *qp)
-{
-	struct ibv_qp_init_attr init;
-	struct ibv_qp_attr attr;
-
-	if (ibv_query_qp(qp, &attr, IBV_QP_STATE, &init))
-		return -1;
-	return attr.qp_state;
-}
-
 static bool set_access(struct ibv_qp *qp, int access)
 {
 	struct ibv_qp_attr attr = { .qp_access_flags = access };
@@ -181,63 +153,6 @@ static int post_send0(struct conn *c, uint64_t wr_id)
 	return ibv_post_send(c->cid->qp, &wr, &bad);
 }
 
-static bool all(const unsigned char *p, size_t len, unsigned char v)
-{
-	while (len--)
-		if (*p++ != v)
-			return false;
-	return true;
-}
-
-/*
- * @p holds DATA within TIMEOUT_S.  A Write completes at the writer once it
- * is sent: its data may land at the target a little later.
- */
-static bool arrived(const unsigned char *p)
-{
-	struct timespec pause = { 0, 1000000 };
-	double end = now_s() + TIMEOUT_S;
-
-	for (;;) {
-		__sync_synchronize();
-		if (all(p, LEN, DATA))
-			return true;
-		if (now_s() >= end)
-			return false;
-		nanosleep(&pause, NULL);
-	}
-}
-
-/*
- * Async events of @type for both @a and @b, in any order (others are
- * acked and printed).  True once both came.
- */
-static bool wait_qp_events(struct ibv_qp *a, struct ibv_qp *b,
-			   enum ibv_event_type type)
-{
-	struct pollfd pfd = { .fd = g.ctx->async_fd, .events = POLLIN };
-	double end = now_s() + TIMEOUT_S;
-	bool seen_a = false, seen_b = false;
-	struct ibv_async_event ev;
-
-	while (!(seen_a && seen_b) && now_s() < end) {
-		if (poll(&pfd, 1, 100) <= 0)
-			continue;
-		if (ibv_get_async_event(g.ctx, &ev))
-			return false;
-		if (ev.event_type == type && ev.element.qp == a)
-			seen_a = true;
-		else if (ev.event_type == type && ev.element.qp == b)
-			seen_b = true;
-		else
-			printf("# async event %s (waiting for %s)\n",
-			       ibv_event_type_str(ev.event_type),
-			       ibv_event_type_str(type));
-		ibv_ack_async_event(&ev);
-	}
-	return seen_a && seen_b;
-}
-
 /* Poll @n completions of @cq; true if any has an error status. */
 static bool any_error(struct ibv_cq *cq, int n, const char *what)
 {
@@ -265,7 +180,7 @@ static bool any_error(struct ibv_cq *cq, int n, const char *what)
  */
 static void check_after_terminate(struct conn *c, const char *what)
 {
-	check(wait_qp_events(c->cid->qp, c->sid->qp, IBV_EVENT_QP_ACCESS_ERR),
+	check(wait_qp_events(g.ctx, c->cid->qp, c->sid->qp, IBV_EVENT_QP_ACCESS_ERR),
 	      "%s: access error event on both QPs", what);
 	check(qp_state(c->cid->qp) == IBV_QPS_ERR &&
 	      qp_state(c->sid->qp) == IBV_QPS_ERR,
@@ -319,7 +234,7 @@ static void check_granted(enum ibv_wr_opcode op, int access)
 	if (post_rdma(&c, op, 4))
 		die("ibv_post_send");
 	check(!any_error(c.ccq, 1, name), "%s with the flag: success", name);
-	check(arrived(write ? g.tbuf : g.ibuf),
+	check(arrived(write ? g.tbuf : g.ibuf, LEN, DATA),
 	      "%s with the flag: data arrived", name);
 	check(qp_state(c.sid->qp) == IBV_QPS_RTS && cq_quiet(c.scq, 50),
 	      "%s with the flag: target QP still in RTS, nothing on its CQ",
