@@ -7,8 +7,10 @@
  *
  * Locks: prod_lock serialises producers (rsw_cq_push, any context, taken
  * irqsave) and guards dead and the scheduling of notify_work; cons_lock
- * serialises consumers (poll_cq, any context, irqsave).  Neither is taken
- * inside the other except cons_lock -> prod_lock.
+ * serialises consumers (poll_cq and req_notify_cq, any context, irqsave).
+ * Neither is taken inside the other except cons_lock -> prod_lock.  The
+ * ring (ctrl, cqe, qp, size, mask, umap) changes only under both, when
+ * resize_cq switches in a new one, so either lock keeps it in place.
  */
 #ifndef RDMAP_SW_CQ_H
 #define RDMAP_SW_CQ_H
@@ -27,7 +29,10 @@ enum rsw_cq_event {
 struct rsw_cq {
 	struct ib_cq base;
 
-	/* The ring: one vmalloc_user() buffer, ctrl first, then cqe[]. */
+	/*
+	 * The ring: one rsw_umap_alloc() buffer, ctrl first, then cqe[];
+	 * replaced only under both locks (resize_cq).
+	 */
 	struct rdmap_sw_cq_ctrl *ctrl;
 	struct rdmap_sw_cqe *cqe;
 	/*
