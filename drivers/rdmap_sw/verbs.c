@@ -163,6 +163,8 @@ static int rsw_query_device(struct ib_device *ibdev,
 	attr->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT |
 				 IB_DEVICE_SYS_IMAGE_GUID |
 				 IB_DEVICE_MEM_MGT_EXTENSIONS;
+	/* modify_srq resizes (IB_SRQ_MAX_WR, srq.c). */
+	attr->device_cap_flags |= IB_DEVICE_SRQ_RESIZE;
 	/* Lets "rdma link delete" (nldev dellink) remove the device. */
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	return 0;
