@@ -174,19 +174,11 @@ static size_t rsw_cq_ring_len(u32 size)
 }
 
 /*
- * A ring and its back-pointer array, as create_cq and resize_cq allocate
- * them; resize_cq builds one, switches it in and is left holding the one
- * it replaced.  A user CQ's buffer is owned by umap once published.
+ * A ring (struct rsw_cq_ring, cq.h) and its back-pointer array, as
+ * create_cq and resize_cq allocate them; resize_cq builds one, switches it
+ * in and is left holding the one it replaced.  A user CQ's buffer is owned
+ * by umap once published.
  */
-struct rsw_cq_ring {
-	struct rdmap_sw_cq_ctrl *ctrl;
-	struct rdmap_sw_cqe *cqe;
-	struct ib_qp **qp;
-	struct rsw_umap *umap;
-	u32 size;
-	u32 mask;
-};
-
 static int rsw_cq_ring_alloc(struct rsw_cq_ring *r, u32 size, bool user)
 {
 	void *buf = rsw_umap_alloc(rsw_cq_ring_len(size), user);
@@ -379,7 +371,6 @@ static int rsw_create_cq(struct ib_cq *ibcq,
 	struct rsw_cq *cq = to_rsw_cq(ibcq);
 	struct rsw_device *rsw = to_rsw_dev(ibcq->device);
 	struct rsw_ucontext *uctx = NULL;
-	struct rsw_cq_ring r;
 	int ret;
 
 	if (udata) {
@@ -401,14 +392,10 @@ static int rsw_create_cq(struct ib_cq *ibcq,
 		goto err_uncount;
 	}
 
-	ret = rsw_cq_ring_alloc(&r, roundup_pow_of_two(attr->cqe), !!udata);
+	ret = rsw_cq_ring_alloc(&cq->ring, roundup_pow_of_two(attr->cqe),
+				!!udata);
 	if (ret)
 		goto err_uncount;
-	cq->ctrl = r.ctrl;
-	cq->cqe = r.cqe;
-	cq->qp = r.qp;
-	cq->size = r.size;
-	cq->mask = r.mask;
 	spin_lock_init(&cq->prod_lock);
 	spin_lock_init(&cq->cons_lock);
 	INIT_WORK(&cq->notify_work, rsw_cq_notify_work);
@@ -724,7 +711,6 @@ static u32 rsw_cq_cons(struct rsw_cq *cq)
  */
 static int rsw_cq_switch(struct rsw_cq *cq, struct rsw_cq_ring *r, u32 guess)
 {
-	struct rsw_cq_ring old;
 	unsigned long flags;
 	int ret = -EINVAL;
 	u32 cons;
@@ -735,18 +721,8 @@ static int rsw_cq_switch(struct rsw_cq *cq, struct rsw_cq_ring *r, u32 guess)
 	if (cq->prod - cons > cq->size || cq->prod - cons > r->size)
 		goto out;
 	rsw_cq_ring_fill(cq, r, cons, guess);
-	old = (struct rsw_cq_ring) {
-		.ctrl = cq->ctrl, .cqe = cq->cqe, .qp = cq->qp,
-		.umap = cq->umap, .size = cq->size, .mask = cq->mask,
-	};
-	cq->ctrl = r->ctrl;
-	cq->cqe = r->cqe;
-	cq->qp = r->qp;
-	cq->umap = r->umap;
-	cq->size = r->size;
-	cq->mask = r->mask;
-	cq->base.cqe = r->size;
-	*r = old;
+	swap(cq->ring, *r);
+	cq->base.cqe = cq->size;
 	ret = 0;
 out:
 	spin_unlock(&cq->prod_lock);
