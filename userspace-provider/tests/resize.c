@@ -10,7 +10,8 @@
  * complete on the CQ under test (tcq), and so do the server's receives,
  * which it takes from an SRQ.  Checks, in order:
  *   - traffic: a poller thread keeps WINDOW signalled Sends in flight and
- *     the SRQ stocked, and checks that every completion on tcq arrives
+ *     the SRQ stocked, polls tcq (an extended CQ) with ibv_poll_cq and
+ *     ibv_start_poll in turn, and checks that every completion arrives
  *     exactly once and in order (two wr_id sequences, Sends and
  *     receives, each received payload carrying its sequence number),
  *     while the main thread resizes tcq up and down (never below
@@ -50,7 +51,8 @@ static struct {
 	struct rdma_cm_id *listen, *cid, *sid;
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
-	struct ibv_cq *tcq;		/* under test: client send, server recv */
+	struct ibv_cq_ex *tcqx;		/* under test: client send, server recv */
+	struct ibv_cq *tcq;		/* the same CQ */
 	struct ibv_cq *ccq, *scq;	/* client recv, server send: unused */
 	struct ibv_srq *srq;
 	char *sbuf, *rbuf;
@@ -72,6 +74,9 @@ static void setup(const char *ip, int port)
 	struct ibv_srq_init_attr sattr = {
 		.attr = { .max_wr = 2 * WINDOW, .max_sge = 1 },
 	};
+	struct ibv_cq_init_attr_ex cq_attr = {
+		.cqe = 2 * WINDOW, .wc_flags = IBV_WC_EX_WITH_BYTE_LEN,
+	};
 
 	g.listen = listen_on(&g.ch, ip, port, 1, &g.addr);
 	g.ctx = g.listen->verbs;
@@ -83,7 +88,8 @@ static void setup(const char *ip, int port)
 		die("ibv_alloc_pd / calloc");
 	g.smr = ibv_reg_mr(g.pd, g.sbuf, WINDOW * MSG, IBV_ACCESS_LOCAL_WRITE);
 	g.rmr = ibv_reg_mr(g.pd, g.rbuf, NSLOT * MSG, IBV_ACCESS_LOCAL_WRITE);
-	g.tcq = ibv_create_cq(g.ctx, 2 * WINDOW, NULL, NULL, 0);
+	g.tcqx = ibv_create_cq_ex(g.ctx, &cq_attr);
+	g.tcq = g.tcqx ? ibv_cq_ex_to_cq(g.tcqx) : NULL;
 	g.ccq = ibv_create_cq(g.ctx, 2, NULL, NULL, 0);
 	g.scq = ibv_create_cq(g.ctx, 2, NULL, NULL, 0);
 	g.srq = ibv_create_srq(g.pd, &sattr);
@@ -201,12 +207,36 @@ static bool refill(void)
 	return true;
 }
 
-/* The poller thread: traffic until told to stop or something is wrong. */
+/* ibv_poll_cq through the extended API (ibv_start_poll .. ibv_end_poll). */
+static int poll_ex(struct ibv_wc *wc, int max)
+{
+	struct ibv_poll_cq_attr attr = {};
+	int n = 0;
+
+	if (ibv_start_poll(g.tcqx, &attr))
+		return 0;
+	do {
+		wc[n++] = (struct ibv_wc) {
+			.wr_id = g.tcqx->wr_id,
+			.status = g.tcqx->status,
+			.opcode = ibv_wc_read_opcode(g.tcqx),
+			.byte_len = ibv_wc_read_byte_len(g.tcqx),
+		};
+	} while (n < max && !ibv_next_poll(g.tcqx));
+	ibv_end_poll(g.tcqx);
+	return n;
+}
+
+/*
+ * The poller thread: traffic until told to stop or something is wrong,
+ * polling with ibv_poll_cq and the extended API in turn.
+ */
 static void *traffic(void *arg)
 {
 	struct timespec pause = { 0, 100000 };
 	double idle_since = now_s();
 	struct ibv_wc wc[16];
+	unsigned int round = 0;
 	int i, n;
 
 	while (!t.stop && !t.failed) {
@@ -216,7 +246,7 @@ static void *traffic(void *arg)
 				 strerror(errno));
 			break;
 		}
-		n = ibv_poll_cq(g.tcq, 16, wc);
+		n = round++ % 2 ? poll_ex(wc, 16) : ibv_poll_cq(g.tcq, 16, wc);
 		for (i = 0; i < n && !t.failed; i++)
 			take_wc(&wc[i]);
 		if (n > 0) {
