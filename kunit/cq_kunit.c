@@ -1100,8 +1100,11 @@ static void rsw_kt_destroy_with_pending_notification(struct kunit *test)
 			0);
 }
 
-/* destroy_qp's clean-up: only that QP's unpolled entries disappear. */
-static void rsw_kt_discard_qp_drops_only_its_entries(struct kunit *test)
+/*
+ * Six entries on a CQ of 8, the odd ones of a QP that is discarded; then
+ * a resize to @resize (if not 0), and only the even ones come out.
+ */
+static struct rsw_kt_cq *rsw_kt_discard_odd(struct kunit *test, int resize)
 {
 	struct rsw_kt_cq *kt = rsw_kt_cq(test, 8);
 	struct ib_qp *gone = kunit_kzalloc(test, sizeof(*gone), GFP_KERNEL);
@@ -1117,11 +1120,21 @@ static void rsw_kt_discard_qp_drops_only_its_entries(struct kunit *test)
 						  false), 0);
 	}
 	rsw_cq_discard_qp(kt->cq, gone);
+	if (resize)
+		KUNIT_ASSERT_EQ(test, ib_resize_cq(kt->ibcq, resize), 0);
 	KUNIT_ASSERT_EQ(test, ib_poll_cq(kt->ibcq, 8, wc), 3);
 	for (id = 0; id < 3; id++) {
 		KUNIT_EXPECT_EQ(test, wc[id].wr_id, 2 * id);
 		KUNIT_EXPECT_PTR_EQ(test, wc[id].qp, kt->qp);
 	}
+	return kt;
+}
+
+/* destroy_qp's clean-up: only that QP's unpolled entries disappear. */
+static void rsw_kt_discard_qp_drops_only_its_entries(struct kunit *test)
+{
+	struct rsw_kt_cq *kt = rsw_kt_discard_odd(test, 0);
+
 	/* Their slots were handed back: the full ring is usable again. */
 	rsw_kt_fill(kt, 10, 8);
 	rsw_kt_expect_ids(kt, 8, 10, 8);
@@ -1204,6 +1217,205 @@ static void rsw_kt_ib_alloc_cq_delivers(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&ulp->done), 40);
 }
 
+/* ---------------------------------------------------------------- resize */
+
+struct rsw_kt_resize_case {
+	const char *name;
+	unsigned int cqe;	/* created with */
+	u32 start;		/* rsw_cq_reset() index */
+	unsigned int skip;	/* pushed and polled before */
+	unsigned int pending;	/* pushed, not polled, at the resize */
+	int new_cqe;
+	int ret;		/* of ib_resize_cq() */
+};
+
+static const struct rsw_kt_resize_case rsw_kt_resize_cases[] = {
+	{ "grow 8 -> 64, 5 pending", 8, 0, 0, 5, 64, 0 },
+	{ "grow a full ring 8 -> 16", 8, 0, 0, 8, 16, 0 },
+	{ "grow with pending wrapped in the ring", 8, 0, 6, 7, 32, 0 },
+	{ "grow across 2^32", 8, 0U - 5, 0, 8, 100, 0 },
+	{ "shrink 64 -> 8, 8 pending", 64, 0, 0, 8, 8, 0 },
+	{ "shrink 64 -> 4 (rounded up from 3), 3 pending", 64, 0, 0, 3, 3, 0 },
+	{ "shrink across 2^32, wrapped", 64, 0U - 40, 37, 6, 8, 0 },
+	{ "shrink an empty ring to 1", 64, 0, 20, 0, 1, 0 },
+	{ "same size, 3 pending", 16, 0, 10, 3, 16, 0 },
+	{ "refused: 5 pending, 4 asked", 64, 0, 0, 5, 4, -EINVAL },
+	{ "refused: full ring of 8, 4 asked", 8, 0, 3, 8, 4, -EINVAL },
+	{ "7 asked of a full ring of 8 is 8", 8, 0, 3, 8, 7, 0 },
+	{ "refused: 0 entries", 8, 0, 0, 1, 0, -EINVAL },
+	{ "refused: negative", 8, 0, 0, 1, -1, -EINVAL },
+	{ "refused: over max_cqe", 8, 0, 0, 1, RSW_MAX_CQE + 1, -EINVAL },
+};
+
+KUNIT_ARRAY_PARAM_DESC(rsw_kt_resize, rsw_kt_resize_cases, name);
+
+/*
+ * Entries pending at a resize come out first and in order, then the new
+ * capacity holds exactly new-size further entries; a refused resize leaves
+ * the old ring, its size and its entries as they were.
+ */
+static void rsw_kt_resize_keeps_pending(struct kunit *test)
+{
+	const struct rsw_kt_resize_case *c = test->param_value;
+	struct rsw_kt_cq *kt = rsw_kt_cq(test, c->cqe);
+	int old = kt->ibcq->cqe, size;
+	unsigned int more;
+	u64 next;
+
+	rsw_cq_reset(kt->cq, c->start);
+	rsw_kt_fill(kt, 0, c->skip);
+	rsw_kt_expect_ids(kt, c->skip, 0, c->skip);
+	rsw_kt_fill(kt, c->skip, c->pending);
+	KUNIT_ASSERT_EQ(test, ib_resize_cq(kt->ibcq, c->new_cqe), c->ret);
+	size = c->ret ? old : roundup_pow_of_two(c->new_cqe);
+	KUNIT_EXPECT_EQ(test, kt->ibcq->cqe, size);
+	KUNIT_EXPECT_EQ(test, kt->cq->ctrl->size, size);
+	KUNIT_EXPECT_EQ(test, kt->cq->ctrl->mask, size - 1);
+	KUNIT_EXPECT_EQ(test, kt->cq->ctrl->prod, c->start + c->skip +
+			c->pending);
+	KUNIT_EXPECT_EQ(test, kt->cq->ctrl->cons, c->start + c->skip);
+
+	/* Fill to capacity: exactly size entries fit, the next overruns. */
+	next = c->skip + c->pending;
+	more = size - c->pending;
+	rsw_kt_fill(kt, next, more);
+	KUNIT_EXPECT_EQ(test, rsw_kt_push(kt, next + more, RDMAP_SW_WC_SUCCESS,
+					  false), -ENOSPC);
+	rsw_kt_expect_ids(kt, size + 1, c->skip, size);
+	KUNIT_EXPECT_EQ(test, kt->cq->overruns, 1);
+}
+
+/* An arm raised before the resize is owed by the new ring. */
+static void rsw_kt_resize_keeps_arm(struct kunit *test)
+{
+	struct rsw_kt_cq *kt = rsw_kt_cq(test, 8);
+
+	rsw_kt_fill(kt, 0, 2);
+	rsw_kt_arm(kt, IB_CQ_NEXT_COMP);
+	KUNIT_ASSERT_EQ(test, ib_resize_cq(kt->ibcq, 32), 0);
+	KUNIT_EXPECT_EQ(test, kt->cq->ctrl->notify, RDMAP_SW_CQ_NOTIFY_NEXT);
+	rsw_kt_fill(kt, 2, 1);
+	rsw_kt_settle(kt);
+	KUNIT_EXPECT_EQ(test, atomic_read(&kt->comps), 1);
+	/* Disarmed by that entry; a missed-event check sees the three. */
+	KUNIT_EXPECT_EQ(test, ib_req_notify_cq(kt->ibcq, IB_CQ_NEXT_COMP |
+					       IB_CQ_REPORT_MISSED_EVENTS), 1);
+	rsw_kt_expect_ids(kt, 8, 0, 3);
+}
+
+/* An overrun before the resize stays reported in the new ring. */
+static void rsw_kt_resize_keeps_overflow_flag(struct kunit *test)
+{
+	struct rsw_kt_cq *kt = rsw_kt_cq(test, 2);
+
+	rsw_kt_fill(kt, 0, 2);
+	KUNIT_EXPECT_EQ(test, rsw_kt_push(kt, 2, RDMAP_SW_WC_SUCCESS, false),
+			-ENOSPC);
+	KUNIT_ASSERT_EQ(test, ib_resize_cq(kt->ibcq, 4), 0);
+	KUNIT_EXPECT_EQ(test, kt->cq->ctrl->flags, RDMAP_SW_CQ_F_OVERFLOW);
+	rsw_kt_expect_ids(kt, 8, 0, 2);
+}
+
+/* Entries whose QP was discarded stay skipped after a resize. */
+static void rsw_kt_resize_keeps_discards(struct kunit *test)
+{
+	struct rsw_kt_cq *kt = rsw_kt_discard_odd(test, 6);
+
+	KUNIT_EXPECT_EQ(test, kt->ibcq->cqe, 8);
+}
+
+/* The producer of the race below: ids 0 .. total - 1, never overrunning. */
+struct rsw_kt_race {
+	struct rsw_kt_cq *kt;
+	struct work_struct work;
+	u64 total;
+	unsigned int window;	/* at most this many pushed, not polled */
+	atomic64_t polled;
+	int push_err;
+};
+
+static void rsw_kt_race_produce(struct work_struct *work)
+{
+	struct rsw_kt_race *r = container_of(work, struct rsw_kt_race, work);
+	unsigned long deadline = jiffies + RSW_KT_TIMEOUT;
+	u64 id = 0;
+	int ret;
+
+	while (id < r->total && !READ_ONCE(r->push_err)) {
+		if (id - atomic64_read(&r->polled) >= r->window) {
+			/* The consumer stopped polling. */
+			if (time_after(jiffies, deadline))
+				WRITE_ONCE(r->push_err, -ETIMEDOUT);
+			cond_resched();
+			continue;
+		}
+		deadline = jiffies + RSW_KT_TIMEOUT;
+		/* As the stream's RX does: bottom halves off. */
+		local_bh_disable();
+		ret = rsw_kt_push(r->kt, id++, RDMAP_SW_WC_SUCCESS, false);
+		local_bh_enable();
+		if (ret)
+			WRITE_ONCE(r->push_err, ret);
+	}
+}
+
+/*
+ * A producer on another CPU pushes while this thread polls and resizes
+ * between 64 and 4096 entries: every id arrives once, in order, and no
+ * push ever finds the ring full (at most 64 are outstanding).
+ */
+static void rsw_kt_resize_under_traffic(struct kunit *test)
+{
+	struct rsw_kt_cq *kt = rsw_kt_cq(test, 64);
+	static const int sizes[] = { 4096, 64, 256, 64, 1024 };
+	unsigned long deadline = jiffies + 4 * RSW_KT_TIMEOUT;
+	struct rsw_kt_race *r;
+	struct ib_wc *wc = rsw_kt_wcs(test, 17);
+	unsigned int resizes = 0, polls = 0, cpu;
+	u64 expect = 0;
+	int i, got = 0, size = 0, ret = 0;
+
+	r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	r->kt = kt;
+	r->total = 50000;
+	r->window = 64;
+	INIT_WORK(&r->work, rsw_kt_race_produce);
+	cpu = cpumask_next(raw_smp_processor_id(), cpu_online_mask);
+	if (cpu >= nr_cpu_ids)
+		cpu = cpumask_first(cpu_online_mask);
+	queue_work_on(cpu, system_highpri_wq, &r->work);
+
+	while (expect < r->total && time_before(jiffies, deadline)) {
+		got = ib_poll_cq(kt->ibcq, 16, wc);
+		for (i = 0; i < got; i++, expect++)
+			if (wc[i].wr_id != expect)
+				break;
+		if (i < got)
+			break;
+		atomic64_add(got, &r->polled);
+		/* No assertion while the producer runs: it uses kt and r. */
+		if (!(++polls % 61)) {
+			size = sizes[resizes % ARRAY_SIZE(sizes)];
+			ret = ib_resize_cq(kt->ibcq, size);
+			if (ret)
+				break;
+			resizes++;
+		}
+		if (!got)
+			cond_resched();
+	}
+	WRITE_ONCE(r->push_err, READ_ONCE(r->push_err) ?: -ECANCELED);
+	flush_work(&r->work);
+	KUNIT_EXPECT_EQ_MSG(test, expect, r->total, "last wr_id %llu",
+			    got > 0 ? wc[min(i, got - 1)].wr_id : 0);
+	KUNIT_EXPECT_EQ_MSG(test, ret, 0, "resize to %d", size);
+	KUNIT_EXPECT_EQ(test, r->push_err, -ECANCELED);
+	KUNIT_EXPECT_EQ(test, kt->cq->overruns, 0);
+	KUNIT_EXPECT_GT(test, resizes, 10);
+	KUNIT_EXPECT_EQ(test, ib_poll_cq(kt->ibcq, 16, wc), 0);
+}
+
 static struct kunit_case rsw_cq_cases[] = {
 	KUNIT_CASE_PARAM(rsw_kt_create_rounds_up_to_power_of_two,
 			 rsw_kt_size_gen_params),
@@ -1237,6 +1449,11 @@ static struct kunit_case rsw_cq_cases[] = {
 	KUNIT_CASE(rsw_kt_discard_qp_drops_only_its_entries),
 	KUNIT_CASE_PARAM(rsw_kt_ib_alloc_cq_delivers,
 			 rsw_kt_pollctx_gen_params),
+	KUNIT_CASE_PARAM(rsw_kt_resize_keeps_pending, rsw_kt_resize_gen_params),
+	KUNIT_CASE(rsw_kt_resize_keeps_arm),
+	KUNIT_CASE(rsw_kt_resize_keeps_overflow_flag),
+	KUNIT_CASE(rsw_kt_resize_keeps_discards),
+	KUNIT_CASE_SLOW(rsw_kt_resize_under_traffic),
 	{}
 };
 

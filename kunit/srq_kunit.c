@@ -277,10 +277,12 @@ static void rsw_st_modify_limit(struct kunit *test)
 	memset(&attr, 0, sizeof(attr));
 	KUNIT_ASSERT_EQ(test, ib_query_srq(srq, &attr), 0);
 	KUNIT_EXPECT_EQ(test, attr.srq_limit, 4U);
+	/* A resize keeps the armed limit; the limit is checked against it. */
 	attr.max_wr = 16;
-	KUNIT_EXPECT_EQ(test, ib_modify_srq(srq, &attr, IB_SRQ_MAX_WR),
-			-EOPNOTSUPP);
-	attr.srq_limit = 9;
+	KUNIT_EXPECT_EQ(test, ib_modify_srq(srq, &attr, IB_SRQ_MAX_WR), 0);
+	KUNIT_ASSERT_EQ(test, ib_query_srq(srq, &attr), 0);
+	KUNIT_EXPECT_EQ(test, attr.srq_limit, 4U);
+	attr.srq_limit = 17;
 	KUNIT_EXPECT_EQ(test, ib_modify_srq(srq, &attr, IB_SRQ_LIMIT),
 			-EINVAL);
 	attr.srq_limit = 0;
@@ -757,6 +759,140 @@ static void rsw_st_destroy_holder(struct kunit *test)
 	rsw_st_expect_empty(test, cq);
 }
 
+/* ---------------------------------------------------------------- resize */
+
+static int rsw_st_resize(struct ib_srq *srq, u32 max_wr)
+{
+	struct ib_srq_attr attr = { .max_wr = max_wr };
+
+	return ib_modify_srq(srq, &attr, IB_SRQ_MAX_WR);
+}
+
+static u32 rsw_st_max_wr(struct kunit *test, struct ib_srq *srq)
+{
+	struct ib_srq_attr attr;
+
+	KUNIT_ASSERT_EQ(test, ib_query_srq(srq, &attr), 0);
+	return attr.max_wr;
+}
+
+struct rsw_st_resize_case {
+	const char *name;
+	u32 wr;			/* created with */
+	u32 skip;		/* posted and taken before */
+	u32 posted;		/* posted, not taken, at the resize */
+	u32 new_wr;
+	int ret;
+};
+
+static const struct rsw_st_resize_case rsw_st_resize_cases[] = {
+	{ "grow 8 -> 64, 5 posted", 8, 0, 5, 64, 0 },
+	{ "grow a full 8 -> 16, wrapped", 8, 5, 8, 16, 0 },
+	{ "shrink 64 -> 4, 4 posted", 64, 3, 4, 4, 0 },
+	{ "shrink 64 -> 8 (rounded up from 5), 7 posted", 64, 61, 7, 5, 0 },
+	{ "shrink an empty SRQ to 1", 16, 9, 0, 1, 0 },
+	{ "refused: 5 posted, 4 asked", 16, 0, 5, 4, -EINVAL },
+	{ "refused: over max_srq_wr", 16, 0, 1, RSW_MAX_SRQ_WR + 1, -EINVAL },
+};
+
+KUNIT_ARRAY_PARAM_DESC(rsw_st_resize, rsw_st_resize_cases, name);
+
+/*
+ * Posted receives survive a resize, in order, and the new size holds
+ * exactly that many; a refused resize leaves size and entries alone.
+ */
+static void rsw_st_resize_keeps_posted(struct kunit *test)
+{
+	const struct rsw_st_resize_case *c = test->param_value;
+	struct ib_srq *srq = rsw_st_srq(test, c->wr, 1, NULL);
+	struct ib_cq *cq = rsw_st_cq(test, 16);
+	struct ib_qp *qp = rsw_st_qp(test, srq, cq, cq, NULL);
+	u32 old = rsw_st_max_wr(test, srq), size, i, idx;
+	u64 id = 0;
+
+	for (i = 0; i < c->skip; i++, id++) {
+		KUNIT_ASSERT_EQ(test, rsw_st_post(srq, id, 4), 0);
+		KUNIT_ASSERT_EQ(test, rsw_st_take(test, qp, &idx), id);
+		rsw_st_complete(qp, idx, RDMAP_SW_WC_SUCCESS, 4);
+		rsw_st_expect_wc(test, cq, qp, id, IB_WC_SUCCESS);
+	}
+	for (i = 0; i < c->posted; i++)
+		KUNIT_ASSERT_EQ(test, rsw_st_post(srq, id + i, 4), 0);
+	KUNIT_ASSERT_EQ(test, rsw_st_resize(srq, c->new_wr), c->ret);
+	size = c->ret ? old : roundup_pow_of_two(c->new_wr);
+	KUNIT_EXPECT_EQ(test, rsw_st_max_wr(test, srq), size);
+	/* Exactly size receives fit now. */
+	for (i = c->posted; i < size; i++)
+		KUNIT_ASSERT_EQ(test, rsw_st_post(srq, id + i, 4), 0);
+	KUNIT_EXPECT_EQ(test, rsw_st_post(srq, id + size, 4), -ENOMEM);
+	for (i = 0; i < size; i++) {
+		KUNIT_ASSERT_EQ(test, rsw_st_take(test, qp, &idx), id + i);
+		rsw_st_complete(qp, idx, RDMAP_SW_WC_SUCCESS, 4);
+		rsw_st_expect_wc(test, cq, qp, id + i, IB_WC_SUCCESS);
+	}
+	KUNIT_EXPECT_EQ(test, rsw_st_take(test, qp, &idx), -1);
+}
+
+/* A limit above the size the call leaves refuses resize and limit both. */
+static void rsw_st_resize_limit_checked(struct kunit *test)
+{
+	struct ib_srq *srq = rsw_st_srq(test, 16, 1, NULL);
+	struct ib_srq_attr attr = { .max_wr = 4, .srq_limit = 5 };
+
+	KUNIT_EXPECT_EQ(test, ib_modify_srq(srq, &attr,
+					    IB_SRQ_MAX_WR | IB_SRQ_LIMIT),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, rsw_st_max_wr(test, srq), 16);
+	attr.srq_limit = 4;
+	KUNIT_EXPECT_EQ(test, ib_modify_srq(srq, &attr,
+					    IB_SRQ_MAX_WR | IB_SRQ_LIMIT), 0);
+	KUNIT_ASSERT_EQ(test, ib_query_srq(srq, &attr), 0);
+	KUNIT_EXPECT_EQ(test, attr.max_wr, 4);
+	KUNIT_EXPECT_EQ(test, attr.srq_limit, 4);
+}
+
+/*
+ * The user layout: the new control page starts at the old head and tail,
+ * the posted entries sit at their indices in the new ring, and the
+ * process goes on writing there; a tail out of bounds refuses the resize.
+ */
+static void rsw_st_user_resize(struct kunit *test)
+{
+	struct ib_srq *srq = rsw_st_usrq(test, 4, 1);
+	struct ib_cq *cq = rsw_st_cq(test, 16);
+	struct ib_qp *qp = rsw_st_qp(test, srq, cq, cq, NULL);
+	struct rdmap_sw_wq_ctrl *old;
+	u32 n, idx;
+
+	for (n = 0; n < 4; n++)
+		rsw_st_uentry(srq, n, 500 + n, 4);
+	rsw_st_utail(srq, 3);
+	KUNIT_ASSERT_EQ(test, rsw_st_take(test, qp, &idx), 500);
+	rsw_st_complete(qp, idx, RDMAP_SW_WC_SUCCESS, 4);
+	rsw_st_expect_wc(test, cq, qp, 500, IB_WC_SUCCESS);
+	/* A bogus tail: refused, nothing changed. */
+	rsw_st_utail(srq, 9);
+	old = rsw_srq_uctrl(srq);
+	KUNIT_EXPECT_EQ(test, rsw_st_resize(srq, 16), -EINVAL);
+	KUNIT_EXPECT_PTR_EQ(test, rsw_srq_uctrl(srq), old);
+	KUNIT_EXPECT_EQ(test, rsw_st_max_wr(test, srq), 4);
+
+	rsw_st_utail(srq, 4);
+	KUNIT_ASSERT_EQ(test, rsw_st_resize(srq, 16), 0);
+	KUNIT_EXPECT_PTR_NE(test, rsw_srq_uctrl(srq), old);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(rsw_srq_uctrl(srq)->head), 1);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(rsw_srq_uctrl(srq)->tail), 4);
+	for (n = 4; n < 17; n++)
+		rsw_st_uentry(srq, n, 500 + n, 4);
+	rsw_st_utail(srq, 17);
+	for (n = 1; n < 17; n++) {
+		KUNIT_ASSERT_EQ(test, rsw_st_take(test, qp, &idx), 500 + n);
+		rsw_st_complete(qp, idx, RDMAP_SW_WC_SUCCESS, 4);
+		rsw_st_expect_wc(test, cq, qp, 500 + n, IB_WC_SUCCESS);
+	}
+	KUNIT_EXPECT_EQ(test, READ_ONCE(rsw_srq_uctrl(srq)->head), 17);
+}
+
 static struct kunit_case rsw_srq_cases[] = {
 	KUNIT_CASE_PARAM(rsw_st_create_query, rsw_st_create_gen_params),
 	KUNIT_CASE(rsw_st_device_attrs),
@@ -772,6 +908,9 @@ static struct kunit_case rsw_srq_cases[] = {
 	KUNIT_CASE(rsw_st_drain),
 	KUNIT_CASE(rsw_st_destroy_order),
 	KUNIT_CASE(rsw_st_destroy_holder),
+	KUNIT_CASE_PARAM(rsw_st_resize_keeps_posted, rsw_st_resize_gen_params),
+	KUNIT_CASE(rsw_st_resize_limit_checked),
+	KUNIT_CASE(rsw_st_user_resize),
 	{}
 };
 

@@ -7,7 +7,9 @@
  * an entry is ours once its seq word equals its index, and we hand slots
  * back by advancing ctrl.cons; arming raises ctrl.notify and the kernel
  * signals the completion channel itself (ibv_get_cq_event).  The ordering
- * rules are those of include/uapi/rdma/rdmap_sw-abi.h.
+ * rules are those of include/uapi/rdma/rdmap_sw-abi.h.  ibv_resize_cq is a
+ * system call that swaps the ring under the CQ's lock, which polling and
+ * arming also take.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -25,33 +27,56 @@ static bool rsw_is_pow2(uint32_t v)
 }
 
 /*
- * Check the kernel's description of the ring before trusting it with our
- * loads: a mapping too short for ctrl.size entries would fault later.
+ * Map a ring the kernel described (create_cq's or resize_cq's answer),
+ * checking the description before trusting it with our loads: a mapping
+ * too short for @size entries would fault later.  The mapping, or NULL
+ * with errno set.
  */
-static int rsw_cq_map(struct rsw_cq *cq, int cmd_fd,
-		      const struct rdmap_sw_uresp_create_cq *uresp)
+static struct rdmap_sw_cq_ctrl *rsw_cq_mmap(int cmd_fd, uint64_t offset,
+					    uint64_t len, uint32_t size)
 {
+	struct rdmap_sw_cq_ctrl *ctrl;
 	uint64_t need;
 
 	need = sizeof(struct rdmap_sw_cq_ctrl) +
-	       (uint64_t)uresp->size * sizeof(struct rdmap_sw_cqe);
-	if (!rsw_is_pow2(uresp->size) || uresp->mmap_len < need ||
-	    uresp->mmap_len > SIZE_MAX)
-		return EPROTO;
-
-	cq->map = mmap(NULL, uresp->mmap_len, PROT_READ | PROT_WRITE,
-		       MAP_SHARED, cmd_fd, uresp->mmap_offset);
-	if (cq->map == MAP_FAILED)
-		return errno;
-	cq->map_len = uresp->mmap_len;
-	cq->ctrl = cq->map;
-	cq->ring = (struct rdmap_sw_cqe *)(cq->ctrl + 1);
-	cq->size = uresp->size;
-	if (cq->ctrl->size != cq->size ||
-	    cq->ctrl->mask != cq->size - 1) {
-		munmap(cq->map, cq->map_len);
-		return EPROTO;
+	       (uint64_t)size * sizeof(struct rdmap_sw_cqe);
+	if (!rsw_is_pow2(size) || len < need || len > SIZE_MAX) {
+		errno = EPROTO;
+		return NULL;
 	}
+	ctrl = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, cmd_fd,
+		    offset);
+	if (ctrl == MAP_FAILED)
+		return NULL;
+	if (ctrl->size != size || ctrl->mask != size - 1) {
+		munmap(ctrl, len);
+		errno = EPROTO;
+		return NULL;
+	}
+	return ctrl;
+}
+
+/* Start using the mapped ring @ctrl (@len bytes) of @size entries. */
+static void rsw_cq_use(struct rsw_cq *cq, struct rdmap_sw_cq_ctrl *ctrl,
+		       size_t len, uint32_t size)
+{
+	cq->map = ctrl;
+	cq->map_len = len;
+	cq->ctrl = ctrl;
+	cq->ring = (struct rdmap_sw_cqe *)(ctrl + 1);
+	cq->size = size;
+}
+
+static int rsw_cq_map(struct rsw_cq *cq, int cmd_fd,
+		      const struct rdmap_sw_uresp_create_cq *uresp)
+{
+	struct rdmap_sw_cq_ctrl *ctrl;
+
+	ctrl = rsw_cq_mmap(cmd_fd, uresp->mmap_offset, uresp->mmap_len,
+			   uresp->size);
+	if (!ctrl)
+		return errno;
+	rsw_cq_use(cq, ctrl, uresp->mmap_len, uresp->size);
 	cq->cons = rsw_load_relaxed(&cq->ctrl->cons);
 	return 0;
 }
@@ -135,6 +160,51 @@ int rsw_destroy_cq(struct ibv_cq *ibcq)
 	pthread_spin_destroy(&cq->lock);
 	free(cq);
 	return 0;
+}
+
+/*
+ * Resize (ABI header, completion queue ring): with the lock held, so that
+ * no poll or arm of ours touches the old ring after the kernel loaded our
+ * last ctrl.cons, the command copies the pending entries into a new ring
+ * at the same indices and switches the producer to it; we map it and drop
+ * the old one.  cons carries on unchanged.  If the new ring cannot be
+ * mapped the kernel has switched regardless: the CQ is lost to us, which
+ * we say loudly (the old ring stays mapped but gets no new entries).
+ */
+int rsw_resize_cq(struct ibv_cq *ibcq, int cqe)
+{
+	struct rsw_cq *cq = to_rsw_cq(ibcq);
+	struct rsw_cmd_resize_cq cmd = {};
+	struct rsw_cmd_resize_cq_resp resp = {};
+	const struct rdmap_sw_uresp_resize_cq *r = &resp.drv_payload;
+	struct rdmap_sw_cq_ctrl *ctrl;
+	int ret;
+
+	pthread_spin_lock(&cq->lock);
+	ret = ibv_cmd_resize_cq(ibcq, cqe, &cmd.ibv_cmd, sizeof(cmd),
+				&resp.ibv_resp, sizeof(resp));
+	if (ret)
+		goto out;
+	ctrl = rsw_cq_mmap(ibcq->context->cmd_fd, r->mmap_offset,
+			   r->mmap_len, r->size);
+	if (ctrl && rsw_load_relaxed(&ctrl->cons) != cq->cons) {
+		munmap(ctrl, r->mmap_len);
+		ctrl = NULL;
+		errno = EPROTO;
+	}
+	if (!ctrl) {
+		ret = errno;
+		verbs_err(verbs_get_ctx(ibcq->context),
+			  "CQ %p resized, but its new ring (size %u, len %llu) cannot be used: %s\n",
+			  ibcq, r->size, (unsigned long long)r->mmap_len,
+			  strerror(ret));
+		goto out;
+	}
+	munmap(cq->map, cq->map_len);
+	rsw_cq_use(cq, ctrl, r->mmap_len, r->size);
+out:
+	pthread_spin_unlock(&cq->lock);
+	return ret;
 }
 
 /* Indexed by enum rdmap_sw_cqe_opcode. */
@@ -246,18 +316,22 @@ int rsw_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 
 /*
  * Raise ctrl.notify to the requested level, never lower it: the kernel may
- * clear it at any moment (compare-and-exchange), so this is a CAS loop too.
+ * clear it at any moment (compare-and-exchange), so this is a CAS loop too,
+ * under the CQ's lock so that a resize never leaves the arm behind.
  * The full barrier orders the arm before the caller's next poll, which is
  * the consumer's half of the ABI's "signalled or seen" rule; no system call.
  */
 int rsw_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 {
 	struct rsw_cq *cq = to_rsw_cq(ibcq);
-	_Atomic(uint32_t) *notify = (_Atomic(uint32_t) *)&cq->ctrl->notify;
+	_Atomic(uint32_t) *notify;
 	uint32_t want = solicited_only ? RDMAP_SW_CQ_NOTIFY_SOLICITED :
 					 RDMAP_SW_CQ_NOTIFY_NEXT;
 	uint32_t cur;
 
+	/* Never arm a ring a resize is replacing. */
+	pthread_spin_lock(&cq->lock);
+	notify = (_Atomic(uint32_t) *)&cq->ctrl->notify;
 	cur = atomic_load_explicit(notify, memory_order_relaxed);
 	while (cur < want &&
 	       !atomic_compare_exchange_weak_explicit(notify, &cur, want,
@@ -265,6 +339,7 @@ int rsw_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 						      memory_order_relaxed))
 		;
 	rsw_full_barrier();
+	pthread_spin_unlock(&cq->lock);
 	return 0;
 }
 

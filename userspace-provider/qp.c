@@ -817,11 +817,13 @@ static void rsw_qp_init_wr_ops(struct rsw_qp *qp)
 int rsw_wq_post_recv(struct rsw_wq *rq, struct ibv_recv_wr *wr,
 		     struct ibv_recv_wr **bad_wr, bool *posted)
 {
-	struct rdmap_sw_rqe *ring = rq->ring, *rqe;
+	struct rdmap_sw_rqe *ring, *rqe;
 	uint32_t start;
 	int ret = 0;
 
 	pthread_spin_lock(&rq->lock);
+	/* An SRQ resize replaces the ring under the lock (srq.c). */
+	ring = rq->ring;
 	start = rq->tail;
 	for (; wr; wr = wr->next) {
 		if (!rsw_wq_has_room(rq)) {

@@ -84,6 +84,7 @@ static const struct verbs_context_ops rsw_context_ops = {
 	.query_srq = rsw_query_srq,
 	.reg_mr = rsw_reg_mr,
 	.req_notify_cq = rsw_req_notify_cq,
+	.resize_cq = rsw_resize_cq,
 };
 
 static int rsw_get_context(struct rsw_context *ctx)

@@ -25,7 +25,8 @@
 
 /*
  * Driver-specific command layouts (the core command plus our payload).
- * No command sends anything extra; GET_CONTEXT, CREATE_CQ and CREATE_QP
+ * Only MODIFY_SRQ sends something extra (where to write a resize's
+ * answer); GET_CONTEXT, CREATE_CQ, RESIZE_CQ, CREATE_QP and CREATE_SRQ
  * receive the rdmap_sw_uresp_* structure of the same name.
  */
 DECLARE_DRV_CMD(rsw_alloc_context, IB_USER_VERBS_CMD_GET_CONTEXT,
@@ -38,6 +39,10 @@ DECLARE_DRV_CMD(rsw_cmd_create_qp, IB_USER_VERBS_CMD_CREATE_QP,
 		empty, rdmap_sw_uresp_create_qp);
 DECLARE_DRV_CMD(rsw_cmd_create_srq, IB_USER_VERBS_CMD_CREATE_SRQ,
 		empty, rdmap_sw_uresp_create_srq);
+DECLARE_DRV_CMD(rsw_cmd_resize_cq, IB_USER_VERBS_CMD_RESIZE_CQ,
+		empty, rdmap_sw_uresp_resize_cq);
+DECLARE_DRV_CMD(rsw_cmd_modify_srq, IB_USER_VERBS_CMD_MODIFY_SRQ,
+		rdmap_sw_ureq_modify_srq, empty);
 
 /*
  * The rings are shared with the kernel, which reads and writes their index
@@ -83,7 +88,8 @@ struct rsw_pd {
 /*
  * A CQ: the kernel-owned ring mapped read-write.  The kernel produces, we
  * consume; cons is our copy of ctrl->cons (only we write it).  lock
- * serialises pollers of the same CQ.
+ * serialises pollers, arming and resizing (which replaces map, ctrl, ring
+ * and size) of the same CQ.
  */
 struct rsw_cq {
 	struct verbs_cq vcq;
@@ -210,6 +216,7 @@ struct ibv_cq *rsw_create_cq(struct ibv_context *ctx, int cqe,
 struct ibv_cq_ex *rsw_create_cq_ex(struct ibv_context *ctx,
 				   struct ibv_cq_init_attr_ex *attr);
 int rsw_destroy_cq(struct ibv_cq *cq);
+int rsw_resize_cq(struct ibv_cq *cq, int cqe);
 int rsw_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
 int rsw_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 

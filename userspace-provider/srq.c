@@ -8,12 +8,14 @@
  * (fill the entry at tail, publish tail with release semantics, under the
  * SRQ's lock so that threads may post concurrently); the kernel copies an
  * entry out as soon as a QP takes it and moves ctrl.head past it.  Posting
- * is therefore never a system call.  QPs created with the SRQ get no
+ * is therefore never a system call.  ibv_modify_srq(IBV_SRQ_MAX_WR)
+ * replaces the mapping, under the post lock.  QPs created with the SRQ get no
  * receive queue of their own: ibv_post_recv on them fails with EINVAL.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "rdmap_sw.h"
 
@@ -60,11 +62,68 @@ err_free:
 	return NULL;
 }
 
-int rsw_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask)
+/*
+ * Switch to the ring a resize answered with: same indices (the kernel set
+ * its ctrl.tail to ours), so only the mapping changes.  rq.lock held.
+ */
+static int rsw_srq_remap(struct rsw_srq *srq, int cmd_fd,
+			 const struct rdmap_sw_uresp_resize_srq *r)
 {
-	struct ibv_modify_srq cmd = {};
+	struct rsw_wq fresh = {};
+	int ret;
 
-	return ibv_cmd_modify_srq(srq, attr, mask, &cmd, sizeof(cmd));
+	if (!r->size)
+		return EPROTO;
+	ret = rsw_wq_map(&fresh, cmd_fd, r->offset, r->len, r->size,
+			 sizeof(struct rdmap_sw_rqe), r->max_sge);
+	if (ret)
+		return ret;
+	if (fresh.tail != srq->rq.tail) {
+		rsw_wq_unmap(&fresh);
+		return EPROTO;
+	}
+	munmap(srq->rq.map, srq->rq.map_len);
+	srq->rq.map = fresh.map;
+	srq->rq.map_len = fresh.map_len;
+	srq->rq.ctrl = fresh.ctrl;
+	srq->rq.ring = fresh.ring;
+	srq->rq.size = fresh.size;
+	pthread_spin_destroy(&fresh.lock);
+	return 0;
+}
+
+/*
+ * IBV_SRQ_MAX_WR resizes (ABI header, shared receive queues): the kernel
+ * copies the posted entries into a new ring and writes where it is to
+ * the answer we point it at.  The post lock is held throughout, so no
+ * entry of ours lands in the old ring after the kernel read its tail.  If
+ * the kernel switched but the new ring cannot be mapped, the SRQ is lost
+ * to us and we say so.
+ */
+int rsw_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
+		   int mask)
+{
+	struct rsw_srq *srq = to_rsw_srq(ibsrq);
+	struct rdmap_sw_uresp_resize_srq answer = {};
+	struct rsw_cmd_modify_srq cmd = {};
+	int ret;
+
+	if (!(mask & IBV_SRQ_MAX_WR))
+		return ibv_cmd_modify_srq(ibsrq, attr, mask, &cmd.ibv_cmd,
+					  sizeof(cmd));
+	cmd.response = (uintptr_t)&answer;
+	pthread_spin_lock(&srq->rq.lock);
+	ret = ibv_cmd_modify_srq(ibsrq, attr, mask, &cmd.ibv_cmd, sizeof(cmd));
+	if (!ret) {
+		ret = rsw_srq_remap(srq, ibsrq->context->cmd_fd, &answer);
+		if (ret)
+			verbs_err(verbs_get_ctx(ibsrq->context),
+				  "SRQ %p resized, but its new ring (%u entries, %llu bytes) cannot be used: %s\n",
+				  ibsrq, answer.size,
+				  (unsigned long long)answer.len, strerror(ret));
+	}
+	pthread_spin_unlock(&srq->rq.lock);
+	return ret;
 }
 
 int rsw_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)

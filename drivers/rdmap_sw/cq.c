@@ -48,6 +48,22 @@
  * Event bit and for every failed entry, as IBTA and libibverbs define a
  * solicited completion.
  *
+ * Resize (resize_cq, kernel and user CQs).  The indices carry on across
+ * the resize, so neither side renumbers anything: a new ring is allocated
+ * (a user CQ's charged to the process and published through umap.c, its
+ * offset answered before the switch), its empty slots are prepared for
+ * the consumer index of the moment, and then, under cons_lock and
+ * prod_lock, the pending entries cons .. prod - 1 are copied with their
+ * QPs, the arm word and flags, and the ring pointers switched.  Producers
+ * wait on prod_lock meanwhile, so an entry goes either into the old ring
+ * before the copy or into the new one.  Too many pending entries (or a
+ * user cons out of range) refuse the resize with -EINVAL before anything
+ * changed.  The replaced ring is freed afterwards, a user CQ's by
+ * removing its mapping entry: the process may still have it mapped, and
+ * umap.c frees nothing under a mapping.  The copy runs with interrupts
+ * off, in time linear in the pending entries only.  The ABI header has
+ * the process's half.
+ *
  * Teardown (pre_destroy_cq, then post_destroy_cq; destroy_cq does both):
  * mark the CQ dead under prod_lock, so no producer queues notify_work any
  * more, then cancel_work_sync() it, which drops a pending notification and
@@ -157,17 +173,40 @@ static size_t rsw_cq_ring_len(u32 size)
 			  (size_t)size * sizeof(struct rdmap_sw_cqe));
 }
 
-static int rsw_cq_alloc_ring(struct rsw_cq *cq, u32 size, bool user)
+/*
+ * A ring (struct rsw_cq_ring, cq.h) and its back-pointer array, as
+ * create_cq and resize_cq allocate them; resize_cq builds one, switches it
+ * in and is left holding the one it replaced.  A user CQ's buffer is owned
+ * by umap once published.
+ */
+static int rsw_cq_ring_alloc(struct rsw_cq_ring *r, u32 size, bool user)
 {
 	void *buf = rsw_umap_alloc(rsw_cq_ring_len(size), user);
 
 	if (!buf)
 		return -ENOMEM;
-	cq->ctrl = buf;
-	cq->cqe = buf + sizeof(*cq->ctrl);
-	cq->size = size;
-	cq->mask = size - 1;
+	r->qp = kvcalloc(size, sizeof(*r->qp),
+			 user ? RSW_GFP_USER : GFP_KERNEL);
+	if (!r->qp) {
+		vfree(buf);
+		return -ENOMEM;
+	}
+	r->ctrl = buf;
+	r->cqe = buf + sizeof(*r->ctrl);
+	r->size = size;
+	r->mask = size - 1;
+	r->umap = NULL;
 	return 0;
+}
+
+/* Free @r (a ring never switched in, or the one switched out). */
+static void rsw_cq_ring_free(struct rsw_cq_ring *r)
+{
+	kvfree(r->qp);
+	if (r->umap)
+		rsw_umap_remove(r->umap);	/* frees the buffer when unused */
+	else
+		vfree(r->ctrl);
 }
 
 /* Whether a batch may be open here: softirq, not a hard IRQ inside it. */
@@ -353,15 +392,10 @@ static int rsw_create_cq(struct ib_cq *ibcq,
 		goto err_uncount;
 	}
 
-	ret = rsw_cq_alloc_ring(cq, roundup_pow_of_two(attr->cqe), !!udata);
+	ret = rsw_cq_ring_alloc(&cq->ring, roundup_pow_of_two(attr->cqe),
+				!!udata);
 	if (ret)
 		goto err_uncount;
-	cq->qp = kvcalloc(cq->size, sizeof(*cq->qp),
-			  udata ? RSW_GFP_USER : GFP_KERNEL);
-	if (!cq->qp) {
-		ret = -ENOMEM;
-		goto err_free_ring;
-	}
 	spin_lock_init(&cq->prod_lock);
 	spin_lock_init(&cq->cons_lock);
 	INIT_WORK(&cq->notify_work, rsw_cq_notify_work);
@@ -375,8 +409,8 @@ static int rsw_create_cq(struct ib_cq *ibcq,
 	return 0;
 
 err_free_qp:
+	/* rsw_cq_map() freed the ring if it had published it. */
 	kvfree(cq->qp);
-err_free_ring:
 	vfree(cq->ctrl);
 err_uncount:
 	atomic_dec(&rsw->num_cq);
@@ -591,23 +625,181 @@ static void rsw_cq_arm(struct rdmap_sw_cq_ctrl *ctrl, u32 want)
 static int rsw_req_notify_cq(struct ib_cq *ibcq,
 			     enum ib_cq_notify_flags flags)
 {
-	struct rdmap_sw_cq_ctrl *ctrl = to_rsw_cq(ibcq)->ctrl;
+	struct rsw_cq *cq = to_rsw_cq(ibcq);
+	struct rdmap_sw_cq_ctrl *ctrl;
+	unsigned long irqflags;
+	u32 want;
+	int ret = 0;
 
 	switch (flags & IB_CQ_SOLICITED_MASK) {
 	case IB_CQ_SOLICITED:
-		rsw_cq_arm(ctrl, RDMAP_SW_CQ_NOTIFY_SOLICITED);
+		want = RDMAP_SW_CQ_NOTIFY_SOLICITED;
 		break;
 	case IB_CQ_NEXT_COMP:
-		rsw_cq_arm(ctrl, RDMAP_SW_CQ_NOTIFY_NEXT);
+		want = RDMAP_SW_CQ_NOTIFY_NEXT;
 		break;
 	default:
 		return -EINVAL;
 	}
+	/* The ring resize_cq replaces goes only under cons_lock. */
+	spin_lock_irqsave(&cq->cons_lock, irqflags);
+	ctrl = cq->ctrl;
+	rsw_cq_arm(ctrl, want);
 	/* Arm before reading prod; pairs with rsw_cq_publish(). */
 	smp_mb();
-	if (!(flags & IB_CQ_REPORT_MISSED_EVENTS))
-		return 0;
-	return READ_ONCE(ctrl->prod) != READ_ONCE(ctrl->cons);
+	if (flags & IB_CQ_REPORT_MISSED_EVENTS)
+		ret = READ_ONCE(ctrl->prod) != READ_ONCE(ctrl->cons);
+	spin_unlock_irqrestore(&cq->cons_lock, irqflags);
+	return ret;
+}
+
+/* ---------------------------------------------------------------- resize */
+
+/* Mark every slot of @r empty for the indices @start .. @start + size - 1. */
+static void rsw_cq_ring_stale(struct rsw_cq_ring *r, u32 start)
+{
+	u32 i;
+
+	for (i = 0; i < r->size; i++)
+		r->cqe[(start + i) & r->mask].seq = start + i - r->size;
+}
+
+/*
+ * Fill @r for the indices @cons on: the slots rsw_cq_ring_stale(@guess)
+ * did not prepare for them are prepared now, then the pending entries
+ * cons .. prod - 1 are copied with their seq and QP.  Both locks held;
+ * nobody else uses @r yet.
+ */
+static void rsw_cq_ring_fill(struct rsw_cq *cq, struct rsw_cq_ring *r,
+			     u32 cons, u32 guess)
+{
+	u32 n;
+
+	if (cons - guess >= r->size)
+		rsw_cq_ring_stale(r, cons);
+	else
+		for (n = guess + r->size; n != cons + r->size; n++)
+			r->cqe[n & r->mask].seq = n - r->size;
+	for (n = cons; n != cq->prod; n++) {
+		r->cqe[n & r->mask] = cq->cqe[n & cq->mask];
+		/* Ours, whatever the process wrote into its ring. */
+		r->cqe[n & r->mask].seq = n;
+		r->qp[n & r->mask] = cq->qp[n & cq->mask];
+	}
+	r->ctrl->size = r->size;
+	r->ctrl->mask = r->mask;
+	r->ctrl->flags = READ_ONCE(cq->ctrl->flags);
+	r->ctrl->notify = READ_ONCE(cq->ctrl->notify);
+	r->ctrl->cons = cons;
+	r->ctrl->prod = cq->prod;
+}
+
+/* The consumer's index: the process's for a user CQ.  cons_lock held. */
+static u32 rsw_cq_cons(struct rsw_cq *cq)
+{
+	lockdep_assert_held(&cq->cons_lock);
+	/* Pairs with the consumer's release: its copies are done. */
+	return cq->umap ? smp_load_acquire(&cq->ctrl->cons) : cq->cons;
+}
+
+/*
+ * Switch @r in for the ring of @cq, which @r then holds, if the pending
+ * entries fit: -EINVAL, nothing changed, if they do not (or a user CQ's
+ * consumer index is not one of the ring's).  Producers, pollers and
+ * arming wait on the two locks meanwhile; every entry pushed before is
+ * copied, every one after goes to the new ring.
+ */
+static int rsw_cq_switch(struct rsw_cq *cq, struct rsw_cq_ring *r, u32 guess)
+{
+	unsigned long flags;
+	int ret = -EINVAL;
+	u32 cons;
+
+	spin_lock_irqsave(&cq->cons_lock, flags);
+	spin_lock(&cq->prod_lock);
+	cons = rsw_cq_cons(cq);
+	if (cq->prod - cons > cq->size || cq->prod - cons > r->size)
+		goto out;
+	rsw_cq_ring_fill(cq, r, cons, guess);
+	swap(cq->ring, *r);
+	cq->base.cqe = cq->size;
+	ret = 0;
+out:
+	spin_unlock(&cq->prod_lock);
+	spin_unlock_irqrestore(&cq->cons_lock, flags);
+	return ret;
+}
+
+/*
+ * A user CQ's new ring: publish it and answer where it is, before it is
+ * switched in (nothing after the switch may fail).  On failure the caller
+ * still frees @r, which then owns nothing of the mapping.
+ */
+static int rsw_cq_resize_map(struct rsw_cq *cq, struct rsw_cq_ring *r,
+			     struct ib_udata *udata)
+{
+	struct rsw_ucontext *uctx = rdma_udata_to_drv_context(udata,
+					struct rsw_ucontext, base);
+	struct rdmap_sw_uresp_resize_cq resp = {
+		.mmap_len = rsw_cq_ring_len(r->size),
+		.size = r->size,
+	};
+	struct rsw_umap *um;
+
+	/* Without the whole answer the process could not follow the ring. */
+	if (!uctx || udata->outlen < sizeof(resp))
+		return -EINVAL;
+	um = rsw_umap_insert(&uctx->base, r->ctrl, resp.mmap_len,
+			     &resp.mmap_offset);
+	if (IS_ERR(um))
+		return PTR_ERR(um);
+	r->umap = um;		/* owns the buffer from now on */
+	return ib_copy_to_udata(udata, &resp, sizeof(resp));
+}
+
+/*
+ * ops.resize_cq (ib_resize_cq(), uverbs' RESIZE_CQ).  Process context, may
+ * sleep.  The new ring is allocated (and, for a user CQ, charged and
+ * published) first; the switch then copies the pending entries under the
+ * producer and consumer locks, keeping their indices; the old ring is
+ * freed last, or for a user CQ handed to umap.c, which frees it when the
+ * process has unmapped it.  A failure anywhere leaves the old ring working.
+ */
+static int rsw_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
+{
+	struct rsw_cq *cq = to_rsw_cq(ibcq);
+	struct rsw_cq_ring r;
+	unsigned long flags;
+	u32 guess;
+	int ret;
+
+	might_sleep();
+	if (cqe <= 0 || cqe > RSW_MAX_CQE)
+		return -EINVAL;
+	/* User CQs change only through uverbs, kernel CQs only without. */
+	if (!!udata != !!cq->umap)
+		return -EINVAL;
+	if (udata && udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EINVAL;
+	ret = rsw_cq_ring_alloc(&r, roundup_pow_of_two(cqe), !!udata);
+	if (ret)
+		return ret;
+	/* Prepare the slots outside the locks, for where cons is now. */
+	spin_lock_irqsave(&cq->cons_lock, flags);
+	guess = rsw_cq_cons(cq);
+	spin_unlock_irqrestore(&cq->cons_lock, flags);
+	rsw_cq_ring_stale(&r, guess);
+	if (udata) {
+		ret = rsw_cq_resize_map(cq, &r, udata);
+		if (ret)
+			goto out_free;
+	}
+	ret = rsw_cq_switch(cq, &r, guess);
+out_free:
+	/* The replaced ring on success, the unused new one on failure. */
+	rsw_cq_ring_free(&r);
+	return ret;
 }
 
 const struct ib_device_ops rsw_cq_ops = {
@@ -617,6 +809,7 @@ const struct ib_device_ops rsw_cq_ops = {
 	.post_destroy_cq = rsw_post_destroy_cq,
 	.poll_cq = rsw_poll_cq,
 	.req_notify_cq = rsw_req_notify_cq,
+	.resize_cq = rsw_resize_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_cq, rsw_cq, base),
 };

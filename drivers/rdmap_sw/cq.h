@@ -7,13 +7,16 @@
  *
  * Locks: prod_lock serialises producers (rsw_cq_push, any context, taken
  * irqsave) and guards dead and the scheduling of notify_work; cons_lock
- * serialises consumers (poll_cq, any context, irqsave).  Neither is taken
- * inside the other except cons_lock -> prod_lock.
+ * serialises consumers (poll_cq and req_notify_cq, any context, irqsave).
+ * Neither is taken inside the other except cons_lock -> prod_lock.  The
+ * ring (ctrl, cqe, qp, size, mask, umap) changes only under both, when
+ * resize_cq switches in a new one, so either lock keeps it in place.
  */
 #ifndef RDMAP_SW_CQ_H
 #define RDMAP_SW_CQ_H
 
 #include <linux/spinlock.h>
+#include <linux/stddef.h>
 #include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rdmap_sw-abi.h>
@@ -27,23 +30,31 @@ enum rsw_cq_event {
 struct rsw_cq {
 	struct ib_cq base;
 
-	/* The ring: one vmalloc_user() buffer, ctrl first, then cqe[]. */
-	struct rdmap_sw_cq_ctrl *ctrl;
-	struct rdmap_sw_cqe *cqe;
 	/*
-	 * QP of each slot's entry, for ib_wc.qp; NULL marks an entry
-	 * discarded by rsw_cq_discard_qp().  Written by the producer before
-	 * it publishes the entry, rewritten only under cons_lock.
+	 * The ring, as one group so that resize_cq swaps it whole: replaced
+	 * only under both locks.
 	 */
-	struct ib_qp **qp;
-	/* Private copies, never read back from the ring. */
-	u32 size;
-	u32 mask;
-	/*
-	 * User CQs: the ring's mapping (umap.c), which owns the buffer; the
-	 * process is the only consumer (poll_cq refuses).  NULL otherwise.
-	 */
-	struct rsw_umap *umap;
+	struct_group_tagged(rsw_cq_ring, ring,
+		/* One rsw_umap_alloc() buffer: ctrl first, then cqe[]. */
+		struct rdmap_sw_cq_ctrl *ctrl;
+		struct rdmap_sw_cqe *cqe;
+		/*
+		 * QP of each slot's entry, for ib_wc.qp; NULL marks an entry
+		 * discarded by rsw_cq_discard_qp().  Written by the producer
+		 * before it publishes the entry, rewritten only under
+		 * cons_lock.
+		 */
+		struct ib_qp **qp;
+		/*
+		 * User CQs: the ring's mapping (umap.c), which owns the
+		 * buffer; the process is the only consumer (poll_cq
+		 * refuses).  NULL otherwise.
+		 */
+		struct rsw_umap *umap;
+		/* Private copies, never read back from the ring. */
+		u32 size;
+		u32 mask;
+	);
 
 	spinlock_t prod_lock;	/* prod, dead, overruns; queueing work */
 	u32 prod;		/* next index to fill */

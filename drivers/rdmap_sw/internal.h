@@ -479,6 +479,14 @@ int rsw_wq_alloc_buf(struct rsw_wq *wq, bool user);
 int rsw_srq_alloc_buf(struct rsw_srq *srq, bool user);
 void rsw_srq_free_buf(struct rsw_srq *srq);
 /*
+ * modify_srq(IB_SRQ_MAX_WR): switch @srq to the ring of @new (from
+ * rsw_srq_alloc_buf(), size and mask set; a user SRQ's already mapped),
+ * copying the posted entries to the same indices; @new is left holding
+ * the ring it replaced, for rsw_srq_free_buf().  -EINVAL, nothing changed,
+ * if they do not fit or a user SRQ's tail is refused.  Takes srq->lock.
+ */
+int rsw_srq_switch_ring(struct rsw_srq *srq, struct rsw_srq *new);
+/*
  * Copy an ib_sge list of @num_sge (at most @max_sge) into @dst and add up
  * its *@length (at most RSW_MAX_MSG_SIZE); -EINVAL if it does not pass.
  * For the post paths of qp.c and srq.c.  Any context, no lock needed.

@@ -26,7 +26,9 @@
  * receive is validated, completed, retired and flushed as the QP's.  The
  * take that leaves fewer entries than the armed limit disarms it and
  * raises IB_EVENT_SRQ_LIMIT_REACHED once no lock is held.  ib_core refuses
- * destroy_srq while a QP uses the SRQ, so no take outlives its ring.
+ * destroy_srq while a QP uses the SRQ, so no take outlives its ring; a
+ * resize switches the ring under srq->lock (rsw_srq_switch_ring()), so a
+ * take finds the old ring or the new one, and the old one is freed after.
  *
  * Storage and lifetime.  A ring is one zeroed buffer from rsw_umap_alloc();
  * a user object's has the ABI's struct rdmap_sw_wq_ctrl page in front of
@@ -263,6 +265,43 @@ static bool rsw_srq_user_tail(struct rsw_srq *srq)
 		return true;
 	srq->bad_tails++;
 	return false;
+}
+
+/*
+ * Resize: the posted entries head .. tail - 1 keep their indices, so
+ * neither the takers nor the process renumber anything.  srq->lock keeps
+ * every QP's take out until the switch is done.
+ */
+int rsw_srq_switch_ring(struct rsw_srq *srq, struct rsw_srq *new)
+{
+	unsigned long flags;
+	int ret = -EINVAL;
+	u32 n;
+
+	spin_lock_irqsave(&srq->lock, flags);
+	/* The process stopped posting: its tail is the last word. */
+	if (srq->uctrl && !rsw_srq_user_tail(srq))
+		goto out;
+	if (srq->tail - srq->head > new->size)
+		goto out;
+	for (n = srq->head; n != srq->tail; n++)
+		memcpy(rsw_srq_slot(new, n), rsw_srq_slot(srq, n),
+		       sizeof(struct rdmap_sw_rqe));
+	if (new->uctrl) {
+		WRITE_ONCE(new->uctrl->head, srq->head);
+		WRITE_ONCE(new->uctrl->tail, srq->tail);
+	}
+	swap(srq->buf, new->buf);
+	swap(srq->buf_len, new->buf_len);
+	swap(srq->uctrl, new->uctrl);
+	swap(srq->umap, new->umap);
+	swap(srq->ring, new->ring);
+	swap(srq->size, new->size);
+	swap(srq->mask, new->mask);
+	ret = 0;
+out:
+	spin_unlock_irqrestore(&srq->lock, flags);
+	return ret;
 }
 
 /* ------------------------------------------------ retire, flush, reset */

@@ -24,6 +24,12 @@
  * fewer posted entries than the limit disarms it and raises
  * IB_EVENT_SRQ_LIMIT_REACHED once, after every lock is dropped.
  *
+ * Resize.  modify_srq(IB_SRQ_MAX_WR) replaces the ring, keeping the
+ * posted entries at their indices (refused below their number); a user
+ * SRQ's process learns the new mapping through the answer address of
+ * struct rdmap_sw_ureq_modify_srq (protocol in the ABI header).  The
+ * ring's fields change only under srq->lock, which every take holds.
+ *
  * Lifetime.  ib_core allocates and frees struct rsw_srq and refuses
  * destroy_srq while a QP uses the SRQ; a QP is only destroyed after every
  * holder of it (the stream, mid-take or not) dropped its reference, so
@@ -116,23 +122,123 @@ err_count:
 }
 
 /*
- * ops.modify_srq.  IB_SRQ_LIMIT arms the limit (0 disarms); resizing
- * (IB_SRQ_MAX_WR) is not offered: the ring is mapped with a fixed size.
+ * The driver data of modify_srq: the address for a resize's answer, 0 if
+ * none was given (an older provider, or a kernel caller).
+ */
+static int rsw_srq_modify_req(struct ib_udata *udata, u64 *response)
+{
+	struct rdmap_sw_ureq_modify_srq req = {};
+	int ret;
+
+	*response = 0;
+	if (!udata || !udata->inlen)
+		return 0;
+	if (udata->inlen > sizeof(req) &&
+	    !ib_is_udata_cleared(udata, sizeof(req),
+				 udata->inlen - sizeof(req)))
+		return -EINVAL;
+	ret = ib_copy_from_udata(&req, udata, min(udata->inlen, sizeof(req)));
+	if (ret)
+		return ret;
+	*response = req.response;
+	return 0;
+}
+
+/*
+ * A user SRQ's new ring: publish it and write the answer to the process's
+ * @response, before the switch (nothing after it may fail).  On failure
+ * @new is still freed by the caller, owning nothing of the mapping.
+ */
+static int rsw_srq_resize_map(struct rsw_srq *srq, struct rsw_srq *new,
+			      struct ib_udata *udata, u64 response)
+{
+	struct ib_ucontext *uctx = &rdma_udata_to_drv_context(udata,
+				struct rsw_ucontext, base)->base;
+	struct rdmap_sw_uresp_resize_srq resp = {
+		.len = new->buf_len,
+		.size = new->size,
+		.max_sge = srq->max_sge,
+	};
+	struct rsw_umap *um;
+
+	um = rsw_umap_insert(uctx, new->buf, new->buf_len, &resp.offset);
+	if (IS_ERR(um))
+		return PTR_ERR(um);
+	new->umap = um;		/* owns the new buffer from now on */
+	if (copy_to_user(u64_to_user_ptr(response), &resp, sizeof(resp)))
+		return -EFAULT;
+	return 0;
+}
+
+/*
+ * IB_SRQ_MAX_WR: a ring of @max_wr entries (a power of two), keeping the
+ * posted entries (ring.c, rsw_srq_switch_ring()).  The new ring is
+ * allocated, charged to the process and mapped first; the old one is
+ * freed after the switch, a user SRQ's by removing its mapping entry (the
+ * process may still have it mapped: umap.c frees nothing under it).  A
+ * failure leaves the old ring in use, untouched.  Process context.
+ */
+static int rsw_srq_resize(struct rsw_srq *srq, u32 max_wr,
+			  struct ib_udata *udata, u64 response)
+{
+	struct rsw_srq new = {};
+	int ret;
+
+	might_sleep();
+	/* A process that cannot learn the new mapping must not get one. */
+	if (srq->umap && !response)
+		return -EOPNOTSUPP;
+	new.size = roundup_pow_of_two(max(max_wr, 1U));
+	new.mask = new.size - 1;
+	ret = rsw_srq_alloc_buf(&new, !!srq->uctrl);
+	if (ret)
+		return ret;
+	if (srq->umap) {
+		ret = rsw_srq_resize_map(srq, &new, udata, response);
+		if (ret)
+			goto out_free;
+	}
+	ret = rsw_srq_switch_ring(srq, &new);
+out_free:
+	/* The replaced ring on success, the unused new one on failure. */
+	rsw_srq_free_buf(&new);
+	return ret;
+}
+
+/*
+ * ops.modify_srq.  IB_SRQ_MAX_WR resizes (grow or shrink, never below the
+ * posted entries); IB_SRQ_LIMIT arms the limit (0 disarms), checked
+ * against the size the call leaves.  Both are checked before either is
+ * done; a failed resize arms nothing.
  */
 int rsw_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 		   enum ib_srq_attr_mask mask, struct ib_udata *udata)
 {
 	struct rsw_srq *srq = to_rsw_srq(ibsrq);
 	unsigned long flags;
+	u32 size = READ_ONCE(srq->size);
+	u64 response;
+	int ret;
 
 	if (mask & ~(IB_SRQ_MAX_WR | IB_SRQ_LIMIT))
 		return -EINVAL;
-	if (mask & IB_SRQ_MAX_WR)
-		return -EOPNOTSUPP;
+	ret = rsw_srq_modify_req(udata, &response);
+	if (ret)
+		return ret;
+	if (mask & IB_SRQ_MAX_WR) {
+		if (attr->max_wr > RSW_MAX_SRQ_WR)
+			return -EINVAL;
+		size = roundup_pow_of_two(max(attr->max_wr, 1U));
+	}
+	if ((mask & IB_SRQ_LIMIT) && attr->srq_limit > size)
+		return -EINVAL;
+	if (mask & IB_SRQ_MAX_WR) {
+		ret = rsw_srq_resize(srq, attr->max_wr, udata, response);
+		if (ret)
+			return ret;
+	}
 	if (!(mask & IB_SRQ_LIMIT))
 		return 0;
-	if (attr->srq_limit > srq->size)
-		return -EINVAL;
 	spin_lock_irqsave(&srq->lock, flags);
 	srq->limit = attr->srq_limit;
 	spin_unlock_irqrestore(&srq->lock, flags);
@@ -147,8 +253,8 @@ int rsw_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
 
 	spin_lock_irqsave(&srq->lock, flags);
 	attr->srq_limit = srq->limit;
-	spin_unlock_irqrestore(&srq->lock, flags);
 	attr->max_wr = srq->size;
+	spin_unlock_irqrestore(&srq->lock, flags);
 	attr->max_sge = srq->max_sge;
 	return 0;
 }

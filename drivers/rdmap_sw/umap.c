@@ -16,9 +16,11 @@
  * (vm_insert_page(), exported on 6.1 and 6.12), which is what
  * remap_vmalloc_range() does inside.
  *
- * Lifetime.  The object that owns the ring (CQ, QP) creates the entry
- * with rsw_umap_insert(), which takes over the buffer, and removes it when
- * the object is destroyed with rsw_umap_remove(); ib_core frees the entry
+ * Lifetime.  The object that owns the ring (CQ, QP, SRQ) creates the
+ * entry with rsw_umap_insert(), which takes over the buffer, and removes
+ * it with rsw_umap_remove() when the object is destroyed, or when a resize
+ * (resize_cq, modify_srq) has switched to a new ring with an entry of its
+ * own and no longer touches the old one; ib_core frees the entry
  * through ops.mmap_free once no mmap() is using it any more, and only
  * then is the buffer released.  Pages already mapped into a process are
  * held by its page tables (vm_insert_page() takes a reference on each),

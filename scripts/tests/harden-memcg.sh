@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # User-sized kernel memory is charged to the user (issue 10, defect 7): a
 # process in a memory cgroup with a small memory.max that asks for a huge
-# CQ, or for QPs with huge rings, gets ENOMEM, while the same requests
-# outside the cgroup succeed.  Needs CGROUPS and MEMCG (Debian's kernels
+# CQ, or for QPs with huge rings, or resizes a small CQ to a huge one, gets
+# ENOMEM (the resized CQ stays as it was), while the same requests outside
+# the cgroup succeed.  Needs CGROUPS and MEMCG (Debian's kernels
 # and the debug kernel have them).
 #
 #   scripts/build 6.12 && scripts/rdma-core provider &&
@@ -64,6 +65,14 @@ expect_status 0 "$PROG" "$DEV" cq "$CQE"
 step "inside the cgroup: the same CQ fails with ENOMEM"
 expect_status 3 in_group "$PROG" "$DEV" cq "$CQE"
 assert_match "$T_OUT" '^result: ENOMEM after 0' "CQ refused"
+
+step "outside the cgroup: a CQ of 16 entries is resized to $CQE"
+expect_status 0 "$PROG" "$DEV" resize "$CQE"
+
+step "inside the cgroup: the same resize fails with ENOMEM, the CQ kept"
+expect_status 3 in_group "$PROG" "$DEV" resize "$CQE"
+assert_match "$T_OUT" '^result: ENOMEM after 0' "resize refused"
+assert_match "$T_OUT" '^CQ of [0-9]+ entries kept$' "old ring kept"
 
 step "outside the cgroup: $QPS QPs of $QP_WR entries are created"
 expect_status 0 "$PROG" "$DEV" qp "$QP_WR" "$QPS"

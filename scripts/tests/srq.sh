@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # Shared receive queues through the user ABI: srq-smoke (mapped SRQ ring,
-# limit and LAST_WQE_REACHED events, hostile ring entries, flush on abort)
-# and perftest's ib_send_bw --use-srq, over the loopback of one guest.
+# limit and LAST_WQE_REACHED events, hostile ring entries, flush on abort),
+# resize (CQ and SRQ resized under traffic, every completion once and in
+# order; pending entries and posted receives kept; 5 s of traffic) and
+# perftest's ib_send_bw --use-srq, over the loopback of one guest.
 #
 #   scripts/build 6.12 && scripts/rdma-core provider &&
 #   scripts/vm --kernel 6.12 --timeout 900 --mem 2048 -- scripts/tests/srq.sh
@@ -24,8 +26,9 @@ if [ "${RSW_KERNEL:-}" = debug ]; then
 fi
 SRV_TIMEOUT=$((T_CMD_TIMEOUT + 30))
 
-rdma_core_use srq-smoke
+rdma_core_use srq-smoke resize
 SMOKE=$RSW_RDMA_PROVIDER_BUILD/srq-smoke
+RESIZE=$RSW_RDMA_PROVIDER_BUILD/resize
 LOGS=$RSW_RUN/srq
 mkdir -p "$LOGS"
 
@@ -41,6 +44,10 @@ assert_match "$T_OUT" 'max_srq_sge:[[:space:]]+16' "max_srq_sge"
 step "srq-smoke: two connections on one SRQ, events, garbage entry, flush"
 check "$SMOKE" "$IP" 7480
 assert_no_match "$T_OUT" '^not ok' "srq-smoke checks"
+
+step "resize: CQ and SRQ resized under traffic, nothing lost or reordered"
+check "$RESIZE" "$IP" 7490 5
+assert_no_match "$T_OUT" '^not ok' "resize checks"
 
 step "no QP or SRQ left on $DEV"
 no_qps() { [ -z "$(rdma res show qp link "$DEV/1")" ]; }

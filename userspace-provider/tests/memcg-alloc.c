@@ -6,6 +6,10 @@
  *   memcg-alloc DEVICE cq ENTRIES      one CQ of ENTRIES entries
  *   memcg-alloc DEVICE qp WR COUNT     up to COUNT QPs of WR send and WR
  *                                      receive entries each
+ *   memcg-alloc DEVICE resize ENTRIES  a CQ of 16 entries resized to
+ *                                      ENTRIES; if that fails, the CQ must
+ *                                      be as it was ("kept": same size,
+ *                                      empty, and still resizable to 64)
  *
  * Prints one line per object: "created ..." or "failed ...: <errno>", and
  * a last line "result: all created" or "result: ENOMEM after N".  Exit
@@ -13,6 +17,7 @@
  * objects are kept until the end, so they add up.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,13 +91,48 @@ static int make_qps(struct ibv_context *ctx, int wr, int count)
 	return verdict(err, i);
 }
 
+/* A failed resize leaves the CQ as it was: same size, empty, usable. */
+static bool cq_kept(struct ibv_cq *cq, int cqe)
+{
+	struct ibv_wc wc;
+	int ret;
+
+	if (cq->cqe != cqe || ibv_poll_cq(cq, 1, &wc) != 0)
+		return false;
+	ret = ibv_resize_cq(cq, 64);
+	return !ret && cq->cqe >= 64 && ibv_poll_cq(cq, 1, &wc) == 0;
+}
+
+static int resize_cq(struct ibv_context *ctx, int entries)
+{
+	struct ibv_cq *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	int cqe, err;
+
+	if (!cq) {
+		perror("ibv_create_cq");
+		return 1;
+	}
+	cqe = cq->cqe;
+	err = ibv_resize_cq(cq, entries);
+	if (!err) {
+		printf("resized CQ to %d entries\n", cq->cqe);
+		return verdict(0, 1);
+	}
+	printf("failed resize to %d entries: %s\n", entries, strerror(err));
+	printf("CQ of %d entries %s\n", cqe, cq_kept(cq, cqe) ? "kept" :
+	       "NOT kept");
+	return verdict(err, 0);
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_context *ctx;
 
-	if (argc < 4 || (strcmp(argv[2], "cq") && strcmp(argv[2], "qp")) ||
+	if (argc < 4 || (strcmp(argv[2], "cq") && strcmp(argv[2], "qp") &&
+			 strcmp(argv[2], "resize")) ||
 	    (!strcmp(argv[2], "qp") && argc != 5)) {
-		fprintf(stderr, "usage: %s DEVICE cq ENTRIES | qp WR COUNT\n",
+		fprintf(stderr,
+			"usage: %s DEVICE cq ENTRIES | qp WR COUNT | resize ENTRIES\n",
 			argv[0]);
 		return 2;
 	}
@@ -103,5 +143,7 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[2], "cq"))
 		return make_cq(ctx, atoi(argv[3]));
+	if (!strcmp(argv[2], "resize"))
+		return resize_cq(ctx, atoi(argv[3]));
 	return make_qps(ctx, atoi(argv[3]), atoi(argv[4]));
 }

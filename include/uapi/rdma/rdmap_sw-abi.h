@@ -32,8 +32,9 @@ struct rdmap_sw_uresp_alloc_ctx {
 /*
  * A CQ is one buffer: struct rdmap_sw_cq_ctrl at offset 0, followed by
  * ctrl.size entries of struct rdmap_sw_cqe (size is a power of two, fixed
- * for the life of the CQ).  Indices are free-running __u32 counters that
- * wrap at 2^32; entry n lives in slot n & ctrl.mask.
+ * for the life of the buffer; resizing replaces the buffer, see below).
+ * Indices are free-running __u32 counters that wrap at 2^32; entry n lives
+ * in slot n & ctrl.mask.
  *
  * Ownership.  The kernel is the only producer and writes only slots the
  * consumer has handed back (prod - cons < size): it fills an entry, stores
@@ -55,6 +56,25 @@ struct rdmap_sw_uresp_alloc_ctx {
  * The producer reads ctrl.cons and ctrl.notify and nothing else from the
  * ring; it never trusts them for more than "is the ring full" and "is it
  * armed".
+ *
+ * Resizing (ibv_resize_cq, IB_USER_VERBS_CMD_RESIZE_CQ).  The kernel
+ * answers struct rdmap_sw_uresp_resize_cq: a new buffer of resp.size
+ * entries to mmap() at resp.mmap_offset.  The indices carry on: entry n
+ * lives in slot n & (resp.size - 1) of the new buffer, and ctrl.cons and
+ * ctrl.prod of the new buffer start where the old ones were.  The command
+ * does, with the producer stopped: load the old ctrl.cons (acquire); refuse
+ * with EINVAL if prod - cons exceeds the new size (pending entries would
+ * not fit) or the old size (a bogus cons); copy the entries cons..prod-1
+ * (seq == n each, flags and arm word with them) into the new buffer, whose
+ * other slots hold seq == n - resp.size for the n they will carry next;
+ * then switch every later entry to the new buffer.  No entry is lost,
+ * doubled or reordered; a failed resize changes nothing.  The consumer
+ * must not touch the old buffer between loading the last ctrl.cons it
+ * stored and the switch: it polls, arms and resizes under one lock, calls
+ * the command holding it, maps the new buffer, and only then drops the
+ * lock (the old ctrl.cons it stored is the one the kernel loaded).  From
+ * the command's return on the kernel never reads or writes the old buffer;
+ * the consumer unmaps it when it likes (its pages stay valid until then).
  */
 
 /* ctrl.notify */
@@ -148,6 +168,14 @@ struct rdmap_sw_cqe {
 	__u8 status;		/* enum rdmap_sw_cqe_status */
 	__u8 flags;		/* enum rdmap_sw_cqe_flags */
 	__u8 reserved;
+};
+
+/* Response of resize_cq for a user CQ: the new ring, as create_cq's. */
+struct rdmap_sw_uresp_resize_cq {
+	__aligned_u64 mmap_offset;
+	__aligned_u64 mmap_len;		/* ctrl + size entries, page aligned */
+	__u32 size;			/* entries: the new ctrl.size */
+	__u32 reserved;
 };
 
 /* =================== end of completion queue ring (cq.c) ================= */
@@ -361,7 +389,26 @@ struct rdmap_sw_uresp_create_qp {
  * IBV_EVENT_QP_LAST_WQE_REACHED; entries it had not taken stay in the SRQ.
  * The SRQ limit (ibv_modify_srq IBV_SRQ_LIMIT) is checked at take time:
  * the take that leaves fewer than srq_limit entries posted disarms it and
- * raises IBV_EVENT_SRQ_LIMIT_REACHED once.  Resizing is not supported.
+ * raises IBV_EVENT_SRQ_LIMIT_REACHED once.
+ *
+ * Resizing (ibv_modify_srq with IBV_SRQ_MAX_WR).  modify_srq has no
+ * response, so the process passes struct rdmap_sw_ureq_modify_srq with
+ * the address of a struct rdmap_sw_uresp_resize_srq in its own memory;
+ * without it (an older provider) a user SRQ's resize is refused with
+ * EOPNOTSUPP.  The kernel allocates a new mapping of max_wr entries
+ * (rounded up to a power of two; shrinking is allowed) and, under the
+ * SRQ's lock, so that no QP takes meanwhile: loads the old ctrl.tail by
+ * the rules above (a bad one refuses the resize with EINVAL), refuses with
+ * EINVAL if more entries are posted (tail - head) than the new size holds,
+ * copies the posted entries to the new ring at the same indices (entry n
+ * in slot n & (size - 1)), sets the new ctrl.head and ctrl.tail to the
+ * old values, and from then on takes from the new ring only.  It writes
+ * the answer before it switches; a failed resize changes nothing.  The
+ * process serialises the command with its posters (it holds the SRQ's
+ * post lock across it), maps the new ring at the answer's offset and
+ * posts there from its unchanged tail; entries it wrote to the old ring
+ * after the command are never seen.  The old mapping stays valid until
+ * the process unmaps it, but is dead.
  *
  * A QP created with an SRQ has no receive queue of its own: create_qp
  * answers rq_offset, rq_len and rq_size 0, and post_recv on it fails.
@@ -369,6 +416,23 @@ struct rdmap_sw_uresp_create_qp {
 
 /* Response of create_srq for a user SRQ: mmap() it at offset. */
 struct rdmap_sw_uresp_create_srq {
+	__aligned_u64 offset;
+	__aligned_u64 len;		/* ctrl page + ring, page aligned */
+	__u32 size;			/* entries, a power of two */
+	__u32 max_sge;
+};
+
+/*
+ * Driver data of modify_srq (optional): @response is the address of a
+ * struct rdmap_sw_uresp_resize_srq the kernel fills on a successful
+ * IBV_SRQ_MAX_WR resize of a user SRQ; 0 if the call resizes nothing.
+ */
+struct rdmap_sw_ureq_modify_srq {
+	__aligned_u64 response;
+};
+
+/* The new mapping after a resize, laid out as create_srq's. */
+struct rdmap_sw_uresp_resize_srq {
 	__aligned_u64 offset;
 	__aligned_u64 len;		/* ctrl page + ring, page aligned */
 	__u32 size;			/* entries, a power of two */
