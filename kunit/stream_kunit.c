@@ -3014,21 +3014,48 @@ static void st_resp_post(struct kunit *test, struct st_hx *x, bool read,
 		st_post_atomic(test, x->e, 9, &add, res, 0x1000, 0x00424201);
 }
 
+/* A buffer for the QP's FPDUs, once the raw peer spoke first (MPA). */
+static u8 *st_peer_first(struct kunit *test, struct st_hx *x)
+{
+	u8 *t = kunit_kzalloc(test, 256, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	st_write(x, x->mr->mr->rkey, x->mr->mr->iova, 0);
+	KUNIT_ASSERT_EQ(test, st_send_all(x->raw, x->frame, x->frame_len),
+			(int)x->frame_len);
+	x->frame_len = 0;
+	return t;
+}
+
+/*
+ * After the QP's Terminate: the raw peer closes, the QP ends in ERROR, WR
+ * 9 completed in error (@status, or any error for -1), @res untouched.
+ */
+static void st_peer_term_end(struct kunit *test, struct st_hx *x,
+			     const void *res, int status)
+{
+	struct ib_wc wc;
+
+	kernel_sock_shutdown(x->raw, SHUT_WR);
+	KUNIT_EXPECT_TRUE_MSG(test, st_wait_closed(x->e), "closed() not called");
+	KUNIT_EXPECT_EQ(test, st_state(test, x->e), IB_QPS_ERR);
+	KUNIT_ASSERT_TRUE(test, st_poll(x->e->scq, &wc, ST_WAIT_MS));
+	KUNIT_EXPECT_EQ(test, wc.wr_id, 9);
+	if (status < 0)
+		KUNIT_EXPECT_NE(test, wc.status, IB_WC_SUCCESS);
+	else
+		KUNIT_EXPECT_EQ(test, wc.status, status);
+	KUNIT_EXPECT_TRUE(test, st_all(res, 8, ST_GUARD));
+}
+
 static void st_peer_bad_resp(struct kunit *test)
 {
 	const struct st_resp_case *c = test->param_value;
 	struct st_hx *x = st_hx_up(test, true, false);
 	struct st_lbuf rb = st_lbuf_new(test, 8);
-	u8 *t = kunit_kzalloc(test, 256, GFP_KERNEL);
+	u8 *t = st_peer_first(test, x);
 	const struct rsw_hdr_term *th = (const void *)t;
-	struct ib_wc wc;
 
-	KUNIT_ASSERT_NOT_NULL(test, t);
-	/* The raw peer speaks first (MPA): an empty Write. */
-	st_write(x, x->mr->mr->rkey, x->mr->mr->iova, 0);
-	KUNIT_ASSERT_EQ(test, st_send_all(x->raw, x->frame, x->frame_len),
-			(int)x->frame_len);
-	x->frame_len = 0;
 	st_resp_post(test, x, c->read, (u64 *)rb.base);
 	KUNIT_ASSERT_GT(test, st_read_fpdu(test, x, t, 256), 0);
 	KUNIT_ASSERT_EQ(test, rsw_rdmap_opcode(&th->ddp.c),
@@ -3043,14 +3070,69 @@ static void st_peer_bad_resp(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rsw_term_etype(&th->term), c->etype);
 	KUNIT_EXPECT_EQ(test, rsw_term_ecode(&th->term), c->ecode);
 	KUNIT_EXPECT_TRUE(test, rsw_term_d(&th->term));
-	kernel_sock_shutdown(x->raw, SHUT_WR);
-	KUNIT_EXPECT_TRUE_MSG(test, st_wait_closed(x->e), "closed() not called");
-	KUNIT_EXPECT_EQ(test, st_state(test, x->e), IB_QPS_ERR);
-	KUNIT_ASSERT_TRUE(test, st_poll(x->e->scq, &wc, ST_WAIT_MS));
-	KUNIT_EXPECT_EQ(test, wc.wr_id, 9);
-	KUNIT_EXPECT_NE(test, wc.status, IB_WC_SUCCESS);
-	KUNIT_EXPECT_TRUE(test, st_all(rb.base, 8, ST_GUARD));
+	st_peer_term_end(test, x, rb.base, -1);
 	KUNIT_EXPECT_EQ(test, st_stats(test, x->e).term_sent, 1);
+}
+
+/*
+ * An Atomic Request the requester cannot make: the WR completes in error
+ * and a Terminate goes to the peer in its place, RDMAP Local Catastrophic
+ * Error with neither header (RFC 7306 section 8.1 rule 1); the QP ends in
+ * ERROR and the result buffer is untouched.
+ */
+struct st_local_case {
+	const char *name;
+	u64 raddr;
+	bool bad_lkey;			/* the result SGE's lkey is no MR */
+	enum ib_wc_status status;
+};
+
+static const struct st_local_case st_local_cases[] = {
+	{ "misaligned target", 0x1004, false, IB_WC_LOC_QP_OP_ERR },
+	{ "result buffer of no MR", 0x1000, true, IB_WC_LOC_PROT_ERR },
+};
+
+KUNIT_ARRAY_PARAM_DESC(st_local, st_local_cases, name);
+
+static void st_local_post(struct kunit *test, struct st_hx *x,
+			  const struct st_local_case *c, u64 *res)
+{
+	struct ib_sge sge = st_sge(st.pd, res, sizeof(u64));
+	struct ib_atomic_wr wr = {
+		.wr = { .wr_id = 9, .opcode = IB_WR_ATOMIC_FETCH_AND_ADD,
+			.sg_list = &sge, .num_sge = 1,
+			.send_flags = IB_SEND_SIGNALED },
+		.remote_addr = c->raddr, .rkey = 0x00424201, .compare_add = 1,
+	};
+
+	if (c->bad_lkey)
+		sge.lkey = 0x00777700;
+	KUNIT_ASSERT_EQ(test, ib_post_send(x->e->qp, &wr.wr, NULL), 0);
+}
+
+static void st_peer_local_atomic(struct kunit *test)
+{
+	const struct st_local_case *c = test->param_value;
+	struct st_hx *x = st_hx_up(test, true, false);
+	struct st_lbuf rb = st_lbuf_new(test, 8);
+	u8 *t = st_peer_first(test, x);
+	const struct rsw_hdr_term *th = (const void *)t;
+	struct rsw_stream_stats ss;
+
+	st_local_post(test, x, c, (u64 *)rb.base);
+	KUNIT_ASSERT_GT_MSG(test, st_read_fpdu(test, x, t, 256), 0,
+			    "no Terminate came");
+	KUNIT_EXPECT_EQ(test, rsw_rdmap_opcode(&th->ddp.c), RSW_OP_TERMINATE);
+	KUNIT_EXPECT_EQ(test, rsw_term_layer(&th->term), RSW_TERM_LAYER_RDMAP);
+	KUNIT_EXPECT_EQ(test, rsw_term_etype(&th->term),
+			RSW_RDMAP_ET_CATASTROPHIC);
+	KUNIT_EXPECT_FALSE(test, rsw_term_d(&th->term));
+	KUNIT_EXPECT_FALSE(test, rsw_term_r(&th->term));
+	st_peer_term_end(test, x, rb.base, c->status);
+	ss = st_stats(test, x->e);
+	KUNIT_EXPECT_EQ(test, ss.term_sent, 1);
+	KUNIT_EXPECT_EQ(test, ss.term_layer, RSW_TERM_LAYER_RDMAP);
+	KUNIT_EXPECT_EQ(test, ss.term_etype, RSW_RDMAP_ET_CATASTROPHIC);
 }
 
 /*
@@ -3451,6 +3533,7 @@ static struct kunit_case st_cases[] = {
 	KUNIT_CASE(st_peer_atomic),
 	KUNIT_CASE(st_peer_imm_after_send),
 	KUNIT_CASE_PARAM(st_peer_bad_resp, st_resp_gen_params),
+	KUNIT_CASE_PARAM(st_peer_local_atomic, st_local_gen_params),
 	KUNIT_CASE_PARAM(st_peer_rtr, st_rtr_gen_params),
 	KUNIT_CASE(st_reset_live_stream),
 	KUNIT_CASE_PARAM(st_peer_rtr_full, st_rtr_full_gen_params),

@@ -349,6 +349,19 @@ static int rsw_stream_tx_rresp(struct rsw_stream *s)
 	return 0;
 }
 
+/*
+ * An Atomic Request could not be made (completed in error already): a
+ * Terminate goes in its place, Local Catastrophic Error with no headers
+ * (RFC 7306 section 8.1 rule 1), so the peer does not wait for it.
+ */
+static void rsw_stream_local_term(struct rsw_stream *s)
+{
+	memset(&s->term, 0, sizeof(s->term));
+	s->term.why.layer = RSW_TERM_LAYER_RDMAP;
+	s->term.why.etype = RSW_RDMAP_ET_CATASTROPHIC;
+	rsw_stream_set_why(s, RSW_WHY_TERMINATE, -ECONNABORTED);
+}
+
 /* The engine's run for rsw_stream_tx(). */
 static bool rsw_stream_tx_engine(struct rsw_stream *s)
 {
@@ -372,6 +385,10 @@ static bool rsw_stream_tx_engine(struct rsw_stream *s)
 	ret = rsw_tx_process(&s->tx, s->qp, RSW_STREAM_TX_BUDGET);
 	if (ret == -EAGAIN)
 		return false;		/* write space wakes us */
+	if (ret == -EPROTO) {
+		rsw_stream_local_term(s);
+		return true;		/* the Terminate goes next */
+	}
 	if (ret < 0)
 		goto fail;
 	s->tx_taken += ret;

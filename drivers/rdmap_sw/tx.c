@@ -796,7 +796,11 @@ int rsw_tx_wqe(struct rsw_tx *tx, struct rsw_qp *qp,
 		rsw_tx_idle(tx);
 		if (qp)
 			rsw_qp_sq_complete(qp, idx, status, 0);
-		return -EINVAL;
+		/*
+		 * An Atomic Request that cannot be made is replaced by a
+		 * Terminate (RFC 7306 section 8.1 rule 1): the caller's.
+		 */
+		return rsw_tx_sqe_atomic(&tx->sqe) ? -EPROTO : -EINVAL;
 	}
 	return rsw_tx_resume(tx, qp);
 }

@@ -36,7 +36,8 @@
  *     refused with EINVAL at post time;
  *   - on a connection of its own each, last: an atomic on a misaligned
  *     address fails locally (IBV_WC_LOC_QP_OP_ERR; never sent, since the
- *     peer would end the connection for it, RFC 7306 section 8.2); one on
+ *     peer would end the connection for it, RFC 7306 section 8.2: a
+ *     Terminate with no headers goes in its place, section 8.1); one on
  *     an MR without IBV_ACCESS_REMOTE_ATOMIC completes in error (the
  *     responder's Terminate flushes the requester's WRs) and the client
  *     QP gets IBV_EVENT_QP_ACCESS_ERR (remote protection, section 8.1);
@@ -1023,7 +1024,8 @@ static int async_event(struct ibv_qp *qp, int ms)
 /* On a connection of its own: an atomic the target must refuse. */
 /*
  * @local: refused by the requester (misaligned: the peer would end the
- * connection for it), with IBV_WC_LOC_QP_OP_ERR, never sent; else by the
+ * connection for it), with IBV_WC_LOC_QP_OP_ERR, never sent (a Terminate
+ * goes instead, and ends the connection all the same); else by the
  * responder, whose Terminate flushes the request and raises @want_ev.
  */
 static void check_atomic_error(uint32_t rkey, uint64_t *target,
