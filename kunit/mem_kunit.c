@@ -14,6 +14,7 @@
 #include <kunit/resource.h>
 #include <kunit/test.h>
 #include <linux/bvec.h>
+#include <linux/completion.h>
 #include <linux/etherdevice.h>
 #include <linux/mm.h>
 #include <linux/netdevice.h>
@@ -21,6 +22,7 @@
 #include <linux/scatterlist.h>
 #include <linux/timer.h>
 #include <linux/vmalloc.h>
+#include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
 
 #include "env.h"
@@ -1335,6 +1337,138 @@ static void rsw_mt_mw_invalidate(struct kunit *test)
 			RSW_MR_ERR_NO_INVAL);
 }
 
+/* One TX piece taken through a window's walk, as rsw_tx_collect() does. */
+struct rsw_mt_mw_piece {
+	struct rsw_mr *mw;
+	struct page *page;
+	enum rsw_mr_hold hold;
+	bool held;
+};
+
+static bool rsw_mt_mw_piece_seg(void *arg, struct page *page,
+				unsigned int off, unsigned int len)
+{
+	struct rsw_mt_mw_piece *p = arg;
+
+	p->page = page;
+	p->hold = rsw_mr_hold(p->mw, page);
+	p->held = true;
+	return false;
+}
+
+static void rsw_mt_mw_piece_drop(void *arg)
+{
+	struct rsw_mt_mw_piece *p = arg;
+
+	if (p->held)
+		rsw_mr_unhold(p->mw, p->page, p->hold);
+	p->held = false;
+}
+
+/* A piece of window @mw (REMOTE_READ) held until rsw_mt_mw_piece_drop(). */
+static struct rsw_mt_mw_piece *rsw_mt_mw_piece(struct kunit *test,
+					       struct ib_mw *mw)
+{
+	struct rsw_mt_mw_piece *p = kunit_kzalloc(test, sizeof(*p),
+						  GFP_KERNEL);
+	struct rsw_mr_ref ref;
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	p->mw = to_rsw_mw(mw)->win;
+	KUNIT_ASSERT_EQ(test, rsw_mr_get(rsw_mt.rsw, rsw_mt.pd, mw->rkey,
+					 RSW_MT_MW_TO, 8,
+					 IB_ACCESS_REMOTE_READ, &ref),
+			RSW_MR_OK);
+	KUNIT_EXPECT_EQ(test, rsw_mr_walk(&ref, RSW_MT_MW_TO, 8,
+					  rsw_mt_mw_piece_seg, p), RSW_MR_OK);
+	rsw_mr_ref_put(&ref);
+	KUNIT_ASSERT_TRUE(test, p->held);
+	KUNIT_ASSERT_EQ(test,
+			kunit_add_action_or_reset(test, rsw_mt_mw_piece_drop,
+						  p), 0);
+	return p;
+}
+
+/*
+ * Review of the windows (H1): a TX piece read through a window counts in
+ * the window, so that its invalidation waits for it (the process rewrites
+ * the memory once told), and is never one TCP may splice.
+ */
+static void rsw_mt_mw_tx_piece_counted(struct kunit *test)
+{
+	struct ib_mr *mr = rsw_mt_mw_mr(test, RSW_MT_MW_MR_ACCESS);
+	struct ib_mw *mw = rsw_mt_alloc_mw(test, rsw_mt.pd, IB_MW_TYPE_2);
+	struct rsw_mt_mw_piece *p;
+	struct rsw_mr *busy;
+	int pref;
+
+	KUNIT_ASSERT_EQ(test, rsw_mt_bind(mw, mr, RSW_MT_MW_RW), 0);
+	p = rsw_mt_mw_piece(test, mw);
+	KUNIT_EXPECT_EQ(test, p->hold, RSW_MR_HOLD_WINDOW);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->mw->tx_busy), 1);
+	pref = page_ref_count(p->page);
+	/* A Send with Invalidate (no sleeping) is told to wait. */
+	KUNIT_EXPECT_EQ(test, rsw_mr_invalidate_remote(rsw_mt.rsw, rsw_mt.pd,
+						       mw->rkey, &busy),
+			RSW_MR_OK);
+	KUNIT_EXPECT_PTR_EQ(test, busy, p->mw);
+	rsw_mt_mw_piece_drop(p);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->mw->tx_busy), 0);
+	KUNIT_EXPECT_EQ(test, page_ref_count(p->page), pref - 1);
+	if (busy)
+		rsw_mr_wait_tx_put(busy);
+}
+
+static void rsw_mt_kfree(void *p)
+{
+	kfree(p);
+}
+
+struct rsw_mt_mw_dealloc {
+	struct work_struct work;
+	struct ib_mw *mw;
+	struct completion done;
+};
+
+static void rsw_mt_mw_dealloc_fn(struct work_struct *work)
+{
+	struct rsw_mt_mw_dealloc *d = container_of(work, typeof(*d), work);
+
+	d->mw->device->ops.dealloc_mw(d->mw);
+	complete(&d->done);
+}
+
+/* dealloc_mw returns only once the pieces read through the window are sent. */
+static void rsw_mt_mw_dealloc_waits_tx(struct kunit *test)
+{
+	struct ib_mr *mr = rsw_mt_mw_mr(test, RSW_MT_MW_MR_ACCESS);
+	struct rsw_mt_mw_dealloc *d = kunit_kzalloc(test, sizeof(*d),
+						    GFP_KERNEL);
+	struct rsw_mt_mw_piece *p;
+
+	KUNIT_ASSERT_NOT_NULL(test, d);
+	d->mw = rdma_zalloc_drv_obj(rsw_mt.ibdev, ib_mw);
+	KUNIT_ASSERT_NOT_NULL(test, d->mw);
+	d->mw->device = rsw_mt.ibdev;
+	d->mw->pd = rsw_mt.pd;
+	d->mw->type = IB_MW_TYPE_1;
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, rsw_mt_kfree, d->mw),
+			0);
+	KUNIT_ASSERT_EQ(test, rsw_mt.ibdev->ops.alloc_mw(d->mw, NULL), 0);
+	KUNIT_ASSERT_EQ(test, rsw_mt_bind(d->mw, mr, RSW_MT_MW_RW), 0);
+	p = rsw_mt_mw_piece(test, d->mw);
+	init_completion(&d->done);
+	INIT_WORK(&d->work, rsw_mt_mw_dealloc_fn);
+	schedule_work(&d->work);
+	KUNIT_EXPECT_FALSE_MSG(test,
+			       wait_for_completion_timeout(&d->done, HZ / 5),
+			       "dealloc_mw returned with a piece in flight");
+	rsw_mt_mw_piece_drop(p);
+	KUNIT_EXPECT_TRUE(test,
+			  wait_for_completion_timeout(&d->done, 10 * HZ));
+	flush_work(&d->work);
+}
+
 /*
  * dereg_mr of an MR with bound windows succeeds; the windows, and
  * references taken through them before, fail from then on, and a type 2
@@ -2032,6 +2166,8 @@ static struct kunit_case rsw_mem_cases[] = {
 	KUNIT_CASE(rsw_mt_mw_access_narrowed),
 	KUNIT_CASE(rsw_mt_mw_copy_through),
 	KUNIT_CASE(rsw_mt_mw_invalidate),
+	KUNIT_CASE(rsw_mt_mw_tx_piece_counted),
+	KUNIT_CASE(rsw_mt_mw_dealloc_waits_tx),
 	KUNIT_CASE(rsw_mt_mw_mr_dereg),
 	KUNIT_CASE(rsw_mt_mw_limits),
 	KUNIT_CASE_PARAM(rsw_mt_term_codes, rsw_mt_term_gen_params),

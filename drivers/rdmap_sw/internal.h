@@ -320,7 +320,9 @@ void rsw_mr_wait_tx_put(struct rsw_mr *mr);
  * 0, or -EINVAL (no such window or MR, bad rights, range outside the MR,
  * MR not valid), -EACCES (other PD, MR without MW_BIND, remote write or
  * atomic over an MR without local write), -EBUSY (type 2 still bound).
- * Any context: takes the window's and the MR's locks, never sleeps.
+ * Process context: a successful bind revokes the window's old range and,
+ * like rsw_mr_invalidate_local(), waits out TX pieces collected through
+ * it (never the calling stream's own: none are held between its pushes).
  */
 int rsw_mw_bind(struct rsw_device *rsw, struct ib_pd *pd,
 		const struct rdmap_sw_sqe_bind *b);

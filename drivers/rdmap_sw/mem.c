@@ -44,10 +44,17 @@
  *    zero.  The window is one describe-and-sendmsg (MSG_DONTWAIT) of a
  *    stream's work item; it never includes TCP holding skb frags, which a
  *    peer could stretch forever with a zero window.
+ *  - window: both, a reference to its page (for its user MR's dereg_mr)
+ *    and a count in the window's tx_busy.  Invalidating, rebinding or
+ *    deallocating a window revokes access to memory the process keeps
+ *    and may rewrite at once, so they wait for the count as a fast-reg
+ *    MR's invalidation does; and its pieces are never spliced (TCP would
+ *    read the page whenever it (re)transmits).
  *  - DMA MR: nothing.  The memory is the WQE owner's, who may not reuse
  *    it before the WQE completed, i.e. after the sink returned.
  * What TCP keeps after sendmsg() returned is its own: copied octets, or
- * with MSG_SPLICE_PAGES page references it took itself (tx_sock.c).
+ * with MSG_SPLICE_PAGES page references it took itself (tx_sock.c), of
+ * user MR pages only.
  *
  * Locking.  mr->lock is BH-safe (remote invalidation and placement run in
  * softirq).  It nests inside whatever the caller holds; nothing is called
@@ -72,8 +79,9 @@
  * key, and rsw_mr_walk() checks the window under its lock, then its MR
  * (valid, range) under the MR's lock, and walks the MR's pages.  Lock
  * order: window lock -> MR lock (lockdep class of its own for windows).
- * A TX piece collected through a window holds its page (the MR is a user
- * MR), so nothing waits for tx_busy on a window.  dereg_mr of an MR with
+ * A TX piece collected through a window counts in the window's tx_busy
+ * (and holds its page), which LOCAL_INV, Send with Invalidate, a rebind
+ * and dealloc_mw of the window wait out.  dereg_mr of an MR with
  * bound windows succeeds: the MR goes invalid and dead, and every window
  * onto it fails its next check (ERR_STATE) and counts as unbound; it
  * keeps the dead MR's struct (not its pages, unpinned by dereg_mr) until
@@ -735,14 +743,21 @@ enum rsw_mr_hold rsw_mr_hold(struct rsw_mr *mr, struct page *page)
 {
 	switch (mr->kind) {
 	case RSW_MR_USER:
-	case RSW_MR_WINDOW:
-		/*
-		 * Pinned by the (window's) user MR's umem while the lock
-		 * keeps dereg_mr out.
-		 */
+		/* Pinned by the umem while the lock keeps dereg_mr out. */
 		lockdep_assert_held(&mr->lock);
 		get_page(page);
 		return RSW_MR_HOLD_PAGE;
+	case RSW_MR_WINDOW:
+		/*
+		 * The page as for its user MR (dereg_mr of that MR does not
+		 * wait), and a count the window's invalidation waits for:
+		 * unlike dereg_mr, it revokes access to memory the process
+		 * keeps and may rewrite at once.
+		 */
+		lockdep_assert_held(&mr->lock);
+		get_page(page);
+		atomic_inc(&mr->tx_busy);
+		return RSW_MR_HOLD_WINDOW;
 	case RSW_MR_FAST_REG:
 		/* Counted before an invalidation can see the MR invalid. */
 		lockdep_assert_held(&mr->lock);
@@ -754,22 +769,26 @@ enum rsw_mr_hold rsw_mr_hold(struct rsw_mr *mr, struct page *page)
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_mr_hold);
 
+/*
+ * The waiter may free the MR as soon as it sees zero; wake_up_var() only
+ * hashes the address, and RCU keeps the kvfree_rcu()'d MR readable in
+ * between anyway.
+ */
+static void rsw_mr_tx_done(struct rsw_mr *mr)
+{
+	rcu_read_lock();
+	if (atomic_dec_and_test(&mr->tx_busy))
+		wake_up_var(&mr->tx_busy);
+	rcu_read_unlock();
+}
+
 void rsw_mr_unhold(struct rsw_mr *mr, struct page *page,
 		   enum rsw_mr_hold hold)
 {
-	if (hold == RSW_MR_HOLD_PAGE) {
+	if (hold == RSW_MR_HOLD_PAGE || hold == RSW_MR_HOLD_WINDOW)
 		put_page(page);
-	} else if (hold == RSW_MR_HOLD_BUSY) {
-		/*
-		 * The waiter may free the MR as soon as it sees zero;
-		 * wake_up_var() only hashes the address, and RCU keeps
-		 * the kvfree_rcu()'d MR readable in between anyway.
-		 */
-		rcu_read_lock();
-		if (atomic_dec_and_test(&mr->tx_busy))
-			wake_up_var(&mr->tx_busy);
-		rcu_read_unlock();
-	}
+	if (hold == RSW_MR_HOLD_BUSY || hold == RSW_MR_HOLD_WINDOW)
+		rsw_mr_tx_done(mr);
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_mr_unhold);
 
@@ -1179,8 +1198,10 @@ static int rsw_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 }
 
 /*
- * ops.dealloc_mw: revoke, unpublish, let go of the MR, drop the registry
- * reference.  Accesses holding a reference fail their next check.
+ * ops.dealloc_mw: revoke, unpublish, let go of the MR, wait out the TX
+ * pieces collected through the window (the process may reuse the memory
+ * once this returned), drop the registry reference.  Accesses holding a
+ * reference fail their next check.  Process context.
  */
 static int rsw_dealloc_mw(struct ib_mw *ibmw)
 {
@@ -1196,7 +1217,7 @@ static int rsw_dealloc_mw(struct ib_mw *ibmw)
 	rsw_mr_unpublish(to_rsw_dev(ibmw->device), mw);
 	if (parent)
 		rsw_mr_put(parent);
-	rsw_mr_put(mw);
+	rsw_mr_wait_tx_put(mw);
 	return 0;
 }
 
@@ -1334,7 +1355,11 @@ int rsw_mw_bind(struct rsw_device *rsw, struct ib_pd *pd,
 	if (old)
 		rsw_mr_put(old);
 put_mw:
-	rsw_mr_put(mw);
+	/* A bind revokes the window's old range: as an invalidation does. */
+	if (!ret)
+		rsw_mr_wait_tx_put(mw);
+	else
+		rsw_mr_put(mw);
 	return ret;
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_mw_bind);

@@ -123,9 +123,10 @@ struct rsw_mr {
 	struct rsw_mr_map map;		/* RSW_MR_FAST_REG and _USER */
 	struct ib_umem *umem;		/* RSW_MR_USER: released by dereg_mr */
 	/*
-	 * RSW_MR_FAST_REG: TX pieces collected from this MR and not yet
-	 * handed to TCP (rsw_mr_hold() .. rsw_mr_unhold()).  Invalidation
-	 * and dereg_mr wait for it to drop to zero.
+	 * RSW_MR_FAST_REG and RSW_MR_WINDOW: TX pieces collected from this
+	 * MR (through this window) and not yet handed to TCP (rsw_mr_hold()
+	 * .. rsw_mr_unhold()).  Invalidation, dereg_mr, a rebind and
+	 * dealloc_mw wait for it to drop to zero.
 	 */
 	atomic_t tx_busy;
 	/*
@@ -218,6 +219,12 @@ enum rsw_mr_hold {
 	RSW_MR_HOLD_NONE,	/* DMA MR: the WQE's owner keeps the memory */
 	RSW_MR_HOLD_PAGE,	/* user MR: a reference to the page */
 	RSW_MR_HOLD_BUSY,	/* fast-reg MR: one count in mr->tx_busy */
+	/*
+	 * Window: a reference to the page (the user MR's umem may be
+	 * released) and a count in the window's tx_busy (its invalidation
+	 * and dealloc_mw wait for it); never spliced.
+	 */
+	RSW_MR_HOLD_WINDOW,
 };
 
 struct bio_vec;

@@ -22,8 +22,10 @@
  * serialises each rsw_tx (the QP's TX work item later).
  *
  * Lifetime.  The rule: no memory is read for sending after its owner
- * could have freed it.  A page piece takes its hold (rsw_mr_hold(): a
- * page reference for a user MR, a tx_busy count on a fast-reg MR) in the
+ * could have freed it, or, for memory its owner keeps, after the owner
+ * was told access was revoked.  A page piece takes its hold
+ * (rsw_mr_hold(): a page reference for a user MR, a tx_busy count on a
+ * fast-reg MR, both through a window, the count on the window) in the
  * collecting walk, under the MR lock, so before any dereg_mr or
  * invalidation can have revoked the access; rsw_tx_release() drops the
  * holds of the batch once the sink returned, and of the FPDUs described
