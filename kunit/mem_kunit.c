@@ -1509,6 +1509,34 @@ static void rsw_mt_mw_mr_dereg(struct kunit *test)
 					   8, IB_ACCESS_REMOTE_READ), RSW_MR_OK);
 }
 
+/*
+ * Review of the windows (M2): dereg_mr unbinds the windows on the MR, so
+ * none keeps the dead MR (its struct and page list) alive; a window
+ * rebound elsewhere before is not touched.
+ */
+static void rsw_mt_mw_mr_dereg_unbinds(struct kunit *test)
+{
+	struct ib_mr *mr = rsw_mt_mw_mr(test, RSW_MT_MW_MR_ACCESS);
+	struct ib_mr *mr2 = rsw_mt_mw_mr(test, RSW_MT_MW_MR_ACCESS);
+	struct ib_mw *mw1 = rsw_mt_alloc_mw(test, rsw_mt.pd, IB_MW_TYPE_1);
+	struct ib_mw *mw2 = rsw_mt_alloc_mw(test, rsw_mt.pd, IB_MW_TYPE_2);
+	struct ib_mw *mw3 = rsw_mt_alloc_mw(test, rsw_mt.pd, IB_MW_TYPE_1);
+	struct rsw_mr *m = to_rsw_mr(mr);
+
+	KUNIT_ASSERT_EQ(test, rsw_mt_bind(mw1, mr, RSW_MT_MW_RW), 0);
+	KUNIT_ASSERT_EQ(test, rsw_mt_bind(mw2, mr, RSW_MT_MW_RW), 0);
+	KUNIT_ASSERT_EQ(test, rsw_mt_bind(mw3, mr, RSW_MT_MW_RW), 0);
+	KUNIT_ASSERT_EQ(test, rsw_mt_bind(mw3, mr2, RSW_MT_MW_RW), 0);
+	/* The registry's reference and one per window bound. */
+	KUNIT_EXPECT_EQ(test, refcount_read(&m->ref), 3);
+	rsw_mt_dereg(test, mr);
+	KUNIT_EXPECT_NULL(test, to_rsw_mw(mw1)->win->parent);
+	KUNIT_EXPECT_NULL(test, to_rsw_mw(mw2)->win->parent);
+	KUNIT_EXPECT_PTR_EQ(test, to_rsw_mw(mw3)->win->parent, to_rsw_mr(mr2));
+	KUNIT_EXPECT_EQ(test, rsw_mt_check(rsw_mt.pd, mw3->rkey, RSW_MT_MW_TO,
+					   8, IB_ACCESS_REMOTE_READ), RSW_MR_OK);
+}
+
 /* Windows count apart from MRs and are advertised. */
 static void rsw_mt_mw_limits(struct kunit *test)
 {
@@ -2169,6 +2197,7 @@ static struct kunit_case rsw_mem_cases[] = {
 	KUNIT_CASE(rsw_mt_mw_tx_piece_counted),
 	KUNIT_CASE(rsw_mt_mw_dealloc_waits_tx),
 	KUNIT_CASE(rsw_mt_mw_mr_dereg),
+	KUNIT_CASE(rsw_mt_mw_mr_dereg_unbinds),
 	KUNIT_CASE(rsw_mt_mw_limits),
 	KUNIT_CASE_PARAM(rsw_mt_term_codes, rsw_mt_term_gen_params),
 	KUNIT_CASE(rsw_mt_term_codes_defined),

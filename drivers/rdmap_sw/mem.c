@@ -78,14 +78,17 @@
  * resolves here, callers unchanged: rsw_mr_get() refuses it as a local
  * key, and rsw_mr_walk() checks the window under its lock, then its MR
  * (valid, range) under the MR's lock, and walks the MR's pages.  Lock
- * order: window lock -> MR lock (lockdep class of its own for windows).
+ * order: window lock -> MR lock -> MR's mws_lock (lockdep class of its own
+ * for windows).
  * A TX piece collected through a window counts in the window's tx_busy
  * (and holds its page), which LOCAL_INV, Send with Invalidate, a rebind
  * and dealloc_mw of the window wait out.  dereg_mr of an MR with
- * bound windows succeeds: the MR goes invalid and dead, and every window
- * onto it fails its next check (ERR_STATE) and counts as unbound; it
- * keeps the dead MR's struct (not its pages, unpinned by dereg_mr) until
- * rebound, invalidated or deallocated.
+ * bound windows succeeds: the MR goes invalid and dead, every window onto
+ * it fails its next check (ERR_STATE), and before dereg_mr returns it
+ * unbinds them all (the MR's list of windows, mws), so no window keeps
+ * the dead MR's struct and page list.  MRs and windows are charged to the
+ * creating task's memory cgroup (GFP_KERNEL_ACCOUNT; ib_core charges only
+ * the pinned pages, to RLIMIT_MEMLOCK).
  */
 #include <linux/bvec.h>
 #include <linux/highmem.h>
@@ -131,10 +134,13 @@ static struct rsw_mr *rsw_mr_alloc(struct ib_pd *pd, enum rsw_mr_kind kind,
 				   u32 npages)
 {
 	struct rsw_mr *mr = kvzalloc(struct_size(mr, pages, npages),
-				     GFP_KERNEL);
+				     GFP_KERNEL_ACCOUNT);
 
 	if (!mr)
 		return NULL;
+	spin_lock_init(&mr->mws_lock);
+	INIT_LIST_HEAD(&mr->mws);
+	INIT_LIST_HEAD(&mr->mw_node);
 	mr->pd = pd;
 	mr->kind = kind;
 	refcount_set(&mr->ref, 1);
@@ -804,10 +810,66 @@ static void rsw_mr_wait_tx(struct rsw_mr *mr)
 }
 
 /*
+ * Point window @mw at @mr (NULL: none), moving it between the MRs' lists
+ * of windows; the old parent, whose reference the caller now owns (and
+ * the new one's it passed in).  mw->lock held for writing.
+ */
+static struct rsw_mr *rsw_mw_set_parent(struct rsw_mr *mw, struct rsw_mr *mr)
+{
+	struct rsw_mr *old = mw->parent;
+
+	lockdep_assert_held_write(&mw->lock);
+	if (old) {
+		spin_lock(&old->mws_lock);
+		list_del_init(&mw->mw_node);
+		spin_unlock(&old->mws_lock);
+	}
+	if (mr) {
+		spin_lock(&mr->mws_lock);
+		list_add(&mw->mw_node, &mr->mws);
+		spin_unlock(&mr->mws_lock);
+	}
+	mw->parent = mr;
+	return old;
+}
+
+/*
+ * dereg_mr of @mr (revoked): unbind every window bound to it and drop
+ * their references, so that the dead MR goes with the registry's.  A
+ * window in the list has not dropped its registry reference yet
+ * (dealloc_mw unbinds first), so it may be pinned here; the list lock
+ * nests inside a window's, hence one window at a time.  Process context.
+ */
+static void rsw_mr_detach_windows(struct rsw_mr *mr)
+{
+	struct rsw_mr *mw, *old;
+
+	spin_lock_bh(&mr->mws_lock);
+	while ((mw = list_first_entry_or_null(&mr->mws, struct rsw_mr,
+					      mw_node))) {
+		refcount_inc(&mw->ref);
+		spin_unlock_bh(&mr->mws_lock);
+		old = NULL;
+		write_lock_bh(&mw->lock);
+		if (mw->parent == mr) {
+			WRITE_ONCE(mw->state, RSW_MR_INVALID);
+			old = rsw_mw_set_parent(mw, NULL);
+		}
+		write_unlock_bh(&mw->lock);
+		if (old)
+			rsw_mr_put(old);
+		rsw_mr_put(mw);
+		spin_lock_bh(&mr->mws_lock);
+	}
+	spin_unlock_bh(&mr->mws_lock);
+}
+
+/*
  * ops.dereg_mr: revoke, unpublish, wait out TX pieces of a fast-reg MR
  * that are not yet with TCP, drop the registry reference.  Does not wait
  * for other references (see the top of this file).  Windows bound to the
- * MR fail every access from the revocation on (they check their MR).
+ * MR fail every access from the revocation on (they check their MR), and
+ * are unbound before this returns: none keeps the dead MR.
  */
 static int rsw_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
@@ -819,6 +881,7 @@ static int rsw_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	WRITE_ONCE(mr->state, RSW_MR_INVALID);
 	write_unlock_bh(&mr->lock);
 	rsw_mr_unpublish(rsw, mr);
+	rsw_mr_detach_windows(mr);
 	rsw_mr_wait_tx(mr);
 	/* No walk reaches the pages any more: unpin them. */
 	if (mr->umem)
@@ -910,10 +973,8 @@ static enum rsw_mr_err rsw_mw_invalidate(struct rsw_mr *mw, u32 stag,
 	if (mw->parent && READ_ONCE(mw->parent->state) != RSW_MR_VALID)
 		WRITE_ONCE(mw->state, RSW_MR_INVALID);
 	err = rsw_mr_invalidate_locked(mw, stag, remote);
-	if (!err) {
-		parent = mw->parent;
-		mw->parent = NULL;
-	}
+	if (!err)
+		parent = rsw_mw_set_parent(mw, NULL);
 	write_unlock_bh(&mw->lock);
 	if (parent)
 		rsw_mr_put(parent);
@@ -1211,8 +1272,7 @@ static int rsw_dealloc_mw(struct ib_mw *ibmw)
 	write_lock_bh(&mw->lock);
 	mw->dead = true;
 	WRITE_ONCE(mw->state, RSW_MR_INVALID);
-	parent = mw->parent;
-	mw->parent = NULL;
+	parent = rsw_mw_set_parent(mw, NULL);
 	write_unlock_bh(&mw->lock);
 	rsw_mr_unpublish(to_rsw_dev(ibmw->device), mw);
 	if (parent)
@@ -1278,11 +1338,12 @@ static int rsw_mw_bind_locked(struct rsw_mr *mw, struct rsw_mr *mr,
 		return -EBUSY;
 	read_lock(&mr->lock);
 	ret = rsw_mw_check_mr(mr, b->addr, b->length, rights);
+	/* Listed before a dereg_mr can revoke @mr: it then unbinds @mw. */
+	if (!ret)
+		*old = rsw_mw_set_parent(mw, mr);
 	read_unlock(&mr->lock);
 	if (ret)
 		return ret;
-	*old = mw->parent;
-	mw->parent = mr;
 	mw->iova = b->addr;
 	mw->length = b->length;
 	mw->access = rights;
@@ -1306,8 +1367,7 @@ static int rsw_mw_unbind(struct rsw_mr *mw, const struct rdmap_sw_sqe_bind *b)
 		write_unlock_bh(&mw->lock);
 		return -EINVAL;
 	}
-	old = mw->parent;
-	mw->parent = NULL;
+	old = rsw_mw_set_parent(mw, NULL);
 	WRITE_ONCE(mw->state, RSW_MR_INVALID);
 	WRITE_ONCE(mw->stag, b->mw_rkey);
 	write_unlock_bh(&mw->lock);

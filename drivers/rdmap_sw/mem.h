@@ -17,6 +17,7 @@
 #ifndef RDMAP_SW_MEM_H
 #define RDMAP_SW_MEM_H
 
+#include <linux/list.h>
 #include <linux/refcount.h>
 #include <linux/rcupdate.h>
 #include <linux/sizes.h>
@@ -131,10 +132,16 @@ struct rsw_mr {
 	atomic_t tx_busy;
 	/*
 	 * RSW_MR_WINDOW: the MR bound to, with a reference, while the
-	 * window is valid (NULL otherwise); IB_MW_TYPE_1 or _2, fixed.
+	 * window is valid (NULL otherwise), and the window's place in that
+	 * MR's mws (both changed under this window's lock, mw_node also
+	 * under the MR's mws_lock); IB_MW_TYPE_1 or _2, fixed.
 	 */
 	struct rsw_mr *parent;
+	struct list_head mw_node;
 	enum ib_mw_type mw_type;
+	/* RSW_MR_USER: the windows whose parent it is (dereg_mr detaches). */
+	spinlock_t mws_lock;		/* BH-safe, inside a window's lock */
+	struct list_head mws;
 	u64 pages[];			/* map.max entries */
 };
 
