@@ -74,7 +74,12 @@
  * registry, so its STag is looked up, pinned and freed like an MR's.
  * Binding (a BIND_MW work request, rsw_mw_bind()) points it at a user MR
  * of its PD, whose reference it then holds in parent until the next bind,
- * an invalidation or dealloc_mw.  An access through the window's STag
+ * an invalidation, dereg_mr of the MR or dealloc_mw.  A type 2 window
+ * also records the binding QP's serial (bound_qp; never reused, unlike a
+ * QPN) and serves, and is invalidated by, that QP only (IBTA type 2B):
+ * every access carries its QP's serial in the rsw_mr_ref and the window's
+ * check compares it.  destroy_qp leaves such windows bound, serving
+ * nobody, until dealloc_mw or dereg_mr of their MR.  An access through the window's STag
  * resolves here, callers unchanged: rsw_mr_get() refuses it as a local
  * key, and rsw_mr_walk() checks the window under its lock, then its MR
  * (valid, range) under the MR's lock, and walks the MR's pages.  Lock
@@ -307,9 +312,9 @@ static enum rsw_mr_err rsw_mr_check_ref(const struct rsw_mr_ref *ref, u64 to,
 	return err;
 }
 
-enum rsw_mr_err rsw_mr_get(struct rsw_device *rsw, struct ib_pd *pd,
-			   u32 stag, u64 to, u64 len, u32 right,
-			   struct rsw_mr_ref *ref)
+enum rsw_mr_err rsw_mr_get_qp(struct rsw_device *rsw, struct ib_pd *pd,
+			      u64 qp, u32 stag, u64 to, u64 len, u32 right,
+			      struct rsw_mr_ref *ref)
 {
 	struct rsw_mr *mr = rsw_mr_find(rsw, stag);
 	enum rsw_mr_err err;
@@ -329,10 +334,19 @@ enum rsw_mr_err rsw_mr_get(struct rsw_device *rsw, struct ib_pd *pd,
 	ref->mr = mr;
 	ref->stag = stag;
 	ref->right = right;
+	ref->qp = qp;
 	err = rsw_mr_check_ref(ref, to, len);
 	if (err)
 		rsw_mr_ref_put(ref);
 	return err;
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_mr_get_qp);
+
+enum rsw_mr_err rsw_mr_get(struct rsw_device *rsw, struct ib_pd *pd,
+			   u32 stag, u64 to, u64 len, u32 right,
+			   struct rsw_mr_ref *ref)
+{
+	return rsw_mr_get_qp(rsw, pd, 0, stag, to, len, right, ref);
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_mr_get);
 
@@ -428,6 +442,9 @@ static enum rsw_mr_err rsw_mw_walk(const struct rsw_mr_ref *ref, u64 to,
 
 	read_lock_bh(&mw->lock);
 	err = rsw_mr_check(mw, ref->stag, ref->right, to, len);
+	/* A type 2 window serves the QP that bound it only. */
+	if (!err && mw->mw_type == IB_MW_TYPE_2 && mw->bound_qp != ref->qp)
+		err = RSW_MR_ERR_PD;
 	mr = mw->parent;
 	if (!err) {
 		read_lock(&mr->lock);
@@ -957,12 +974,13 @@ static enum rsw_mr_err rsw_mr_invalidate_locked(struct rsw_mr *mr, u32 stag,
 
 /*
  * Invalidate window @mw (IB_WR_LOCAL_INV, Send with Invalidate): type 2
- * only (IBTA: a type 1 window is unbound by binding it again), with the
- * rules of an MR's invalidation; a window whose MR is gone counts as
- * invalid.  Its MR's reference is dropped.  Any context.
+ * only (IBTA: a type 1 window is unbound by binding it again), through
+ * the QP (serial @qp) that bound it only, with the rules of an MR's
+ * invalidation; a window whose MR is gone counts as invalid.  Its MR's
+ * reference is dropped.  Any context.
  */
 static enum rsw_mr_err rsw_mw_invalidate(struct rsw_mr *mw, u32 stag,
-					 bool remote)
+					 bool remote, u64 qp)
 {
 	struct rsw_mr *parent = NULL;
 	enum rsw_mr_err err;
@@ -972,7 +990,11 @@ static enum rsw_mr_err rsw_mw_invalidate(struct rsw_mr *mw, u32 stag,
 	write_lock_bh(&mw->lock);
 	if (mw->parent && READ_ONCE(mw->parent->state) != RSW_MR_VALID)
 		WRITE_ONCE(mw->state, RSW_MR_INVALID);
-	err = rsw_mr_invalidate_locked(mw, stag, remote);
+	if (mw->stag == stag && mw->state == RSW_MR_VALID &&
+	    mw->bound_qp != qp)
+		err = RSW_MR_ERR_PD;
+	else
+		err = rsw_mr_invalidate_locked(mw, stag, remote);
 	if (!err)
 		parent = rsw_mw_set_parent(mw, NULL);
 	write_unlock_bh(&mw->lock);
@@ -987,7 +1009,8 @@ static enum rsw_mr_err rsw_mw_invalidate(struct rsw_mr *mw, u32 stag,
  * rsw_mr_settle().
  */
 static enum rsw_mr_err rsw_mr_revoke(struct rsw_device *rsw, struct ib_pd *pd,
-				     u32 stag, bool remote, struct rsw_mr **mrp)
+				     u64 qp, u32 stag, bool remote,
+				     struct rsw_mr **mrp)
 {
 	struct rsw_mr *mr = rsw_mr_find(rsw, stag);
 	enum rsw_mr_err err;
@@ -997,7 +1020,7 @@ static enum rsw_mr_err rsw_mr_revoke(struct rsw_device *rsw, struct ib_pd *pd,
 	if (mr->pd != pd) {
 		err = RSW_MR_ERR_PD;
 	} else if (mr->kind == RSW_MR_WINDOW) {
-		err = rsw_mw_invalidate(mr, stag, remote);
+		err = rsw_mw_invalidate(mr, stag, remote, qp);
 	} else if (mr->kind != RSW_MR_FAST_REG) {
 		/* Only fast-registered MRs are invalidated (IBTA). */
 		err = RSW_MR_ERR_NO_INVAL;
@@ -1041,7 +1064,7 @@ void rsw_mr_wait_tx_put(struct rsw_mr *mr)
 EXPORT_SYMBOL_IF_KUNIT(rsw_mr_wait_tx_put);
 
 static enum rsw_mr_err rsw_mr_invalidate(struct rsw_device *rsw,
-					 struct ib_pd *pd, u32 stag,
+					 struct ib_pd *pd, u64 qp, u32 stag,
 					 bool remote, struct rsw_mr **busy)
 {
 	struct rsw_mr *mr;
@@ -1049,17 +1072,17 @@ static enum rsw_mr_err rsw_mr_invalidate(struct rsw_device *rsw,
 
 	if (busy)
 		*busy = NULL;
-	err = rsw_mr_revoke(rsw, pd, stag, remote, &mr);
+	err = rsw_mr_revoke(rsw, pd, qp, stag, remote, &mr);
 	if (!err)
 		rsw_mr_settle(mr, busy);
 	return err;
 }
 
 enum rsw_mr_err rsw_mr_invalidate_local(struct rsw_device *rsw,
-					struct ib_pd *pd, u32 stag,
+					struct ib_pd *pd, u64 qp, u32 stag,
 					struct rsw_mr **busy)
 {
-	return rsw_mr_invalidate(rsw, pd, stag, false, busy);
+	return rsw_mr_invalidate(rsw, pd, qp, stag, false, busy);
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_mr_invalidate_local);
 
@@ -1069,10 +1092,10 @@ EXPORT_SYMBOL_IF_KUNIT(rsw_mr_invalidate_local);
  * decides by registering with remote rights whether a peer may invalidate.
  */
 enum rsw_mr_err rsw_mr_invalidate_remote(struct rsw_device *rsw,
-					 struct ib_pd *pd, u32 stag,
+					 struct ib_pd *pd, u64 qp, u32 stag,
 					 struct rsw_mr **busy)
 {
-	return rsw_mr_invalidate(rsw, pd, stag, true, busy);
+	return rsw_mr_invalidate(rsw, pd, qp, stag, true, busy);
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_mr_invalidate_remote);
 
@@ -1325,7 +1348,7 @@ static int rsw_mw_check_mr(const struct rsw_mr *mr, u64 addr, u64 len,
  */
 static int rsw_mw_bind_locked(struct rsw_mr *mw, struct rsw_mr *mr,
 			      const struct rdmap_sw_sqe_bind *b, u32 rights,
-			      struct rsw_mr **old)
+			      u64 qp, struct rsw_mr **old)
 {
 	int ret;
 
@@ -1347,6 +1370,7 @@ static int rsw_mw_bind_locked(struct rsw_mr *mw, struct rsw_mr *mr,
 	mw->iova = b->addr;
 	mw->length = b->length;
 	mw->access = rights;
+	mw->bound_qp = mw->mw_type == IB_MW_TYPE_2 ? qp : 0;
 	WRITE_ONCE(mw->stag, b->mw_rkey);
 	WRITE_ONCE(mw->state, RSW_MR_VALID);
 	return 0;
@@ -1376,7 +1400,7 @@ static int rsw_mw_unbind(struct rsw_mr *mw, const struct rdmap_sw_sqe_bind *b)
 	return 0;
 }
 
-int rsw_mw_bind(struct rsw_device *rsw, struct ib_pd *pd,
+int rsw_mw_bind(struct rsw_device *rsw, struct ib_pd *pd, u64 qp,
 		const struct rdmap_sw_sqe_bind *b)
 {
 	struct rsw_mr *mw, *mr, *old = NULL;
@@ -1407,7 +1431,7 @@ int rsw_mw_bind(struct rsw_device *rsw, struct ib_pd *pd,
 		ret = -EACCES;
 	} else if (mr->kind == RSW_MR_USER) {
 		write_lock_bh(&mw->lock);
-		ret = rsw_mw_bind_locked(mw, mr, b, rights, &old);
+		ret = rsw_mw_bind_locked(mw, mr, b, rights, qp, &old);
 		write_unlock_bh(&mw->lock);
 	}
 	if (ret)

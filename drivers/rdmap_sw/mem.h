@@ -139,6 +139,11 @@ struct rsw_mr {
 	struct rsw_mr *parent;
 	struct list_head mw_node;
 	enum ib_mw_type mw_type;
+	/*
+	 * IB_MW_TYPE_2, while bound: the serial (rsw_qp.serial, never
+	 * reused) of the QP that bound it, the only one it serves.
+	 */
+	u64 bound_qp;
 	/* RSW_MR_USER: the windows whose parent it is (dereg_mr detaches). */
 	spinlock_t mws_lock;		/* BH-safe, inside a window's lock */
 	struct list_head mws;
@@ -216,6 +221,7 @@ struct rsw_mr_ref {
 	struct rsw_mr *mr;
 	u32 stag;
 	u32 right;		/* IB_ACCESS_* bit required, 0 for local read */
+	u64 qp;			/* serial of the accessing QP, 0: none */
 };
 
 /*
