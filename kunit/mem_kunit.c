@@ -14,6 +14,7 @@
 #include <kunit/resource.h>
 #include <kunit/test.h>
 #include <linux/bvec.h>
+#include <linux/completion.h>
 #include <linux/etherdevice.h>
 #include <linux/mm.h>
 #include <linux/netdevice.h>
@@ -21,6 +22,7 @@
 #include <linux/scatterlist.h>
 #include <linux/timer.h>
 #include <linux/vmalloc.h>
+#include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
 
 #include "env.h"
@@ -289,7 +291,7 @@ static void rsw_mt_lookup_after_dereg_fails(struct kunit *test)
 	rsw_mt_dereg(test, mr);
 	KUNIT_EXPECT_EQ(test, rsw_mt_check(rsw_mt.pd, stag, 0x10000, 1, 0),
 			RSW_MR_ERR_STAG);
-	KUNIT_EXPECT_EQ(test, rsw_mr_invalidate_local(rsw_mt.rsw, rsw_mt.pd,
+	KUNIT_EXPECT_EQ(test, rsw_mr_invalidate_local(rsw_mt.rsw, rsw_mt.pd, 0,
 						      stag, NULL), RSW_MR_ERR_STAG);
 }
 
@@ -446,10 +448,10 @@ static void rsw_mt_dma_mr_not_fast_reg(struct kunit *test)
 	wr.mr = &ref.mr->ibmr;
 	wr.key = lkey;
 	KUNIT_EXPECT_EQ(test, rsw_mr_fastreg(rsw_mt.pd, &wr), -EINVAL);
-	KUNIT_EXPECT_EQ(test, rsw_mr_invalidate_local(rsw_mt.rsw, rsw_mt.pd,
+	KUNIT_EXPECT_EQ(test, rsw_mr_invalidate_local(rsw_mt.rsw, rsw_mt.pd, 0,
 						      lkey, NULL),
 			RSW_MR_ERR_NO_INVAL);
-	KUNIT_EXPECT_EQ(test, rsw_mr_invalidate_remote(rsw_mt.rsw, rsw_mt.pd,
+	KUNIT_EXPECT_EQ(test, rsw_mr_invalidate_remote(rsw_mt.rsw, rsw_mt.pd, 0,
 						       lkey, NULL),
 			RSW_MR_ERR_NO_INVAL);
 	rsw_mr_ref_put(&ref);
@@ -561,7 +563,7 @@ static void rsw_mt_reg_new_key(struct kunit *test)
 	struct ib_mr *mr = rsw_mt_simple_mr(test, 0x10000, RSW_MT_ALL);
 	u32 old = mr->rkey;
 
-	KUNIT_ASSERT_EQ(test, rsw_mr_invalidate_local(rsw_mt.rsw, rsw_mt.pd,
+	KUNIT_ASSERT_EQ(test, rsw_mr_invalidate_local(rsw_mt.rsw, rsw_mt.pd, 0,
 						      old, NULL), RSW_MR_OK);
 	ib_update_fast_reg_key(mr, rsw_stag_key(ib_inc_rkey(old)));
 	KUNIT_ASSERT_EQ(test, rsw_mt_reg(mr, RSW_MT_ALL), 0);
@@ -579,7 +581,7 @@ static void rsw_mt_ref_after_rereg_refused(struct kunit *test)
 	struct rsw_mr_ref ref;
 
 	rsw_mt_get(test, mr, IB_ACCESS_REMOTE_WRITE, &ref);
-	KUNIT_ASSERT_EQ(test, rsw_mr_invalidate_local(rsw_mt.rsw, rsw_mt.pd,
+	KUNIT_ASSERT_EQ(test, rsw_mr_invalidate_local(rsw_mt.rsw, rsw_mt.pd, 0,
 						      mr->rkey, NULL), RSW_MR_OK);
 	ib_update_fast_reg_key(mr, rsw_stag_key(ib_inc_rkey(mr->rkey)));
 	KUNIT_ASSERT_EQ(test, rsw_mt_reg(mr, RSW_MT_ALL), 0);
@@ -893,12 +895,12 @@ static void rsw_mt_invalidate(struct kunit *test)
 	if (c->setup == RSW_MT_INV_WRONG_KEY)
 		stag ^= 0x10;
 	if (c->setup == RSW_MT_INV_ALREADY)
-		KUNIT_ASSERT_EQ(test, rsw_mr_invalidate_local(rsw_mt.rsw, pd,
+		KUNIT_ASSERT_EQ(test, rsw_mr_invalidate_local(rsw_mt.rsw, pd, 0,
 							      stag, NULL), RSW_MR_OK);
 	if (c->remote)
-		err = rsw_mr_invalidate_remote(rsw_mt.rsw, pd, stag, NULL);
+		err = rsw_mr_invalidate_remote(rsw_mt.rsw, pd, 0, stag, NULL);
 	else
-		err = rsw_mr_invalidate_local(rsw_mt.rsw, pd, stag, NULL);
+		err = rsw_mr_invalidate_local(rsw_mt.rsw, pd, 0, stag, NULL);
 	KUNIT_EXPECT_EQ(test, err, c->expect);
 	/* The MR is invalid afterwards exactly when it was invalidated. */
 	KUNIT_EXPECT_EQ(test, to_rsw_mr(mr)->state,
@@ -915,7 +917,7 @@ static void rsw_mt_access_after_invalidate(struct kunit *test)
 	rsw_mt_get(test, mr, IB_ACCESS_REMOTE_WRITE, &ref);
 	KUNIT_ASSERT_EQ(test, rsw_mr_copy_from(&ref, 0x10000, before, 16),
 			RSW_MR_OK);
-	KUNIT_ASSERT_EQ(test, rsw_mr_invalidate_remote(rsw_mt.rsw, rsw_mt.pd,
+	KUNIT_ASSERT_EQ(test, rsw_mr_invalidate_remote(rsw_mt.rsw, rsw_mt.pd, 0,
 						       mr->rkey, NULL), RSW_MR_OK);
 	KUNIT_EXPECT_EQ(test, rsw_mr_copy_to(&ref, 0x10000, buf, 16),
 			RSW_MR_ERR_STATE);
@@ -993,7 +995,7 @@ static struct rdmap_sw_sqe_bind rsw_mt_bind_op(struct ib_mw *mw,
 static int rsw_mt_do_bind(struct ib_mw *mw, struct ib_pd *pd,
 			  const struct rdmap_sw_sqe_bind *b)
 {
-	int ret = rsw_mw_bind(rsw_mt.rsw, pd, b);
+	int ret = rsw_mw_bind(rsw_mt.rsw, pd, 0, b);
 
 	if (!ret)
 		mw->rkey = b->mw_rkey;
@@ -1184,7 +1186,7 @@ static void rsw_mt_mw_bind_rules(struct kunit *test)
 	c->tweak(&x);
 	win = to_rsw_mw(x.mw)->win;
 	before = win->stag;
-	KUNIT_EXPECT_EQ(test, rsw_mw_bind(rsw_mt.rsw, x.pd, &x.b), c->expect);
+	KUNIT_EXPECT_EQ(test, rsw_mw_bind(rsw_mt.rsw, x.pd, 0, &x.b), c->expect);
 	KUNIT_EXPECT_EQ(test, win->stag, c->expect ? before : x.b.mw_rkey);
 	if (c->expect)
 		return;
@@ -1292,47 +1294,179 @@ static void rsw_mt_mw_invalidate(struct kunit *test)
 
 	KUNIT_ASSERT_EQ(test, rsw_mt_bind(mw1, mr, RSW_MT_MW_RW), 0);
 	KUNIT_ASSERT_EQ(test, rsw_mt_bind(mw2, mr, RSW_MT_MW_RW), 0);
-	KUNIT_EXPECT_EQ(test, rsw_mr_invalidate_remote(rsw, rsw_mt.pd,
+	KUNIT_EXPECT_EQ(test, rsw_mr_invalidate_remote(rsw, rsw_mt.pd, 0,
 						       mw1->rkey, NULL),
 			RSW_MR_ERR_NO_INVAL);
-	KUNIT_EXPECT_EQ(test, rsw_mr_invalidate_local(rsw, rsw_mt.pd,
+	KUNIT_EXPECT_EQ(test, rsw_mr_invalidate_local(rsw, rsw_mt.pd, 0,
 						      mw1->rkey, NULL),
 			RSW_MR_ERR_NO_INVAL);
 	KUNIT_EXPECT_EQ(test, rsw_mt_check(rsw_mt.pd, mw1->rkey, RSW_MT_MW_TO,
 					   8, IB_ACCESS_REMOTE_READ), RSW_MR_OK);
 
-	KUNIT_EXPECT_EQ(test, rsw_mr_invalidate_remote(rsw, rsw_mt.pd2,
+	KUNIT_EXPECT_EQ(test, rsw_mr_invalidate_remote(rsw, rsw_mt.pd2, 0,
 						       mw2->rkey, NULL),
 			RSW_MR_ERR_PD);
 	KUNIT_ASSERT_EQ(test, rsw_mr_get(rsw, rsw_mt.pd, mw2->rkey,
 					 RSW_MT_MW_TO, 8,
 					 IB_ACCESS_REMOTE_WRITE, &ref),
 			RSW_MR_OK);
-	KUNIT_EXPECT_EQ(test, rsw_mr_invalidate_remote(rsw, rsw_mt.pd,
+	KUNIT_EXPECT_EQ(test, rsw_mr_invalidate_remote(rsw, rsw_mt.pd, 0,
 						       mw2->rkey, NULL),
 			RSW_MR_OK);
 	KUNIT_EXPECT_NULL(test, to_rsw_mw(mw2)->win->parent);
 	KUNIT_EXPECT_EQ(test, rsw_mr_copy_to(&ref, RSW_MT_MW_TO, buf, 8),
 			RSW_MR_ERR_STATE);
 	rsw_mr_ref_put(&ref);
-	KUNIT_EXPECT_EQ(test, rsw_mr_invalidate_remote(rsw, rsw_mt.pd,
+	KUNIT_EXPECT_EQ(test, rsw_mr_invalidate_remote(rsw, rsw_mt.pd, 0,
 						       mw2->rkey, NULL),
 			RSW_MR_ERR_STATE);
-	KUNIT_EXPECT_EQ(test, rsw_mr_invalidate_local(rsw, rsw_mt.pd,
+	KUNIT_EXPECT_EQ(test, rsw_mr_invalidate_local(rsw, rsw_mt.pd, 0,
 						      mw2->rkey, NULL),
 			RSW_MR_OK);
 	/* Free again: bound under its next key, then invalidated locally. */
 	KUNIT_ASSERT_EQ(test, rsw_mt_bind(mw2, mr, RSW_MT_MW_RW), 0);
-	KUNIT_EXPECT_EQ(test, rsw_mr_invalidate_local(rsw, rsw_mt.pd,
+	KUNIT_EXPECT_EQ(test, rsw_mr_invalidate_local(rsw, rsw_mt.pd, 0,
 						      mw2->rkey, NULL),
 			RSW_MR_OK);
 	KUNIT_EXPECT_EQ(test, rsw_mt_check(rsw_mt.pd, mw2->rkey, RSW_MT_MW_TO,
 					   8, IB_ACCESS_REMOTE_READ),
 			RSW_MR_ERR_STATE);
 	/* An MR's invalidation never reaches a window by mistake. */
-	KUNIT_EXPECT_EQ(test, rsw_mr_invalidate_local(rsw, rsw_mt.pd,
+	KUNIT_EXPECT_EQ(test, rsw_mr_invalidate_local(rsw, rsw_mt.pd, 0,
 						      mr->rkey, NULL),
 			RSW_MR_ERR_NO_INVAL);
+}
+
+/* One TX piece taken through a window's walk, as rsw_tx_collect() does. */
+struct rsw_mt_mw_piece {
+	struct rsw_mr *mw;
+	struct page *page;
+	enum rsw_mr_hold hold;
+	bool held;
+};
+
+static bool rsw_mt_mw_piece_seg(void *arg, struct page *page,
+				unsigned int off, unsigned int len)
+{
+	struct rsw_mt_mw_piece *p = arg;
+
+	p->page = page;
+	p->hold = rsw_mr_hold(p->mw, page);
+	p->held = true;
+	return false;
+}
+
+static void rsw_mt_mw_piece_drop(void *arg)
+{
+	struct rsw_mt_mw_piece *p = arg;
+
+	if (p->held)
+		rsw_mr_unhold(p->mw, p->page, p->hold);
+	p->held = false;
+}
+
+/* A piece of window @mw (REMOTE_READ) held until rsw_mt_mw_piece_drop(). */
+static struct rsw_mt_mw_piece *rsw_mt_mw_piece(struct kunit *test,
+					       struct ib_mw *mw)
+{
+	struct rsw_mt_mw_piece *p = kunit_kzalloc(test, sizeof(*p),
+						  GFP_KERNEL);
+	struct rsw_mr_ref ref;
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	p->mw = to_rsw_mw(mw)->win;
+	KUNIT_ASSERT_EQ(test, rsw_mr_get(rsw_mt.rsw, rsw_mt.pd, mw->rkey,
+					 RSW_MT_MW_TO, 8,
+					 IB_ACCESS_REMOTE_READ, &ref),
+			RSW_MR_OK);
+	KUNIT_EXPECT_EQ(test, rsw_mr_walk(&ref, RSW_MT_MW_TO, 8,
+					  rsw_mt_mw_piece_seg, p), RSW_MR_OK);
+	rsw_mr_ref_put(&ref);
+	KUNIT_ASSERT_TRUE(test, p->held);
+	KUNIT_ASSERT_EQ(test,
+			kunit_add_action_or_reset(test, rsw_mt_mw_piece_drop,
+						  p), 0);
+	return p;
+}
+
+/*
+ * Review of the windows (H1): a TX piece read through a window counts in
+ * the window, so that its invalidation waits for it (the process rewrites
+ * the memory once told), and is never one TCP may splice.
+ */
+static void rsw_mt_mw_tx_piece_counted(struct kunit *test)
+{
+	struct ib_mr *mr = rsw_mt_mw_mr(test, RSW_MT_MW_MR_ACCESS);
+	struct ib_mw *mw = rsw_mt_alloc_mw(test, rsw_mt.pd, IB_MW_TYPE_2);
+	struct rsw_mt_mw_piece *p;
+	struct rsw_mr *busy;
+	int pref;
+
+	KUNIT_ASSERT_EQ(test, rsw_mt_bind(mw, mr, RSW_MT_MW_RW), 0);
+	p = rsw_mt_mw_piece(test, mw);
+	KUNIT_EXPECT_EQ(test, p->hold, RSW_MR_HOLD_WINDOW);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->mw->tx_busy), 1);
+	pref = page_ref_count(p->page);
+	/* A Send with Invalidate (no sleeping) is told to wait. */
+	KUNIT_EXPECT_EQ(test, rsw_mr_invalidate_remote(rsw_mt.rsw, rsw_mt.pd, 0,
+						       mw->rkey, &busy),
+			RSW_MR_OK);
+	KUNIT_EXPECT_PTR_EQ(test, busy, p->mw);
+	rsw_mt_mw_piece_drop(p);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->mw->tx_busy), 0);
+	KUNIT_EXPECT_EQ(test, page_ref_count(p->page), pref - 1);
+	if (busy)
+		rsw_mr_wait_tx_put(busy);
+}
+
+static void rsw_mt_kfree(void *p)
+{
+	kfree(p);
+}
+
+struct rsw_mt_mw_dealloc {
+	struct work_struct work;
+	struct ib_mw *mw;
+	struct completion done;
+};
+
+static void rsw_mt_mw_dealloc_fn(struct work_struct *work)
+{
+	struct rsw_mt_mw_dealloc *d = container_of(work, typeof(*d), work);
+
+	d->mw->device->ops.dealloc_mw(d->mw);
+	complete(&d->done);
+}
+
+/* dealloc_mw returns only once the pieces read through the window are sent. */
+static void rsw_mt_mw_dealloc_waits_tx(struct kunit *test)
+{
+	struct ib_mr *mr = rsw_mt_mw_mr(test, RSW_MT_MW_MR_ACCESS);
+	struct rsw_mt_mw_dealloc *d = kunit_kzalloc(test, sizeof(*d),
+						    GFP_KERNEL);
+	struct rsw_mt_mw_piece *p;
+
+	KUNIT_ASSERT_NOT_NULL(test, d);
+	d->mw = rdma_zalloc_drv_obj(rsw_mt.ibdev, ib_mw);
+	KUNIT_ASSERT_NOT_NULL(test, d->mw);
+	d->mw->device = rsw_mt.ibdev;
+	d->mw->pd = rsw_mt.pd;
+	d->mw->type = IB_MW_TYPE_1;
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, rsw_mt_kfree, d->mw),
+			0);
+	KUNIT_ASSERT_EQ(test, rsw_mt.ibdev->ops.alloc_mw(d->mw, NULL), 0);
+	KUNIT_ASSERT_EQ(test, rsw_mt_bind(d->mw, mr, RSW_MT_MW_RW), 0);
+	p = rsw_mt_mw_piece(test, d->mw);
+	init_completion(&d->done);
+	INIT_WORK(&d->work, rsw_mt_mw_dealloc_fn);
+	schedule_work(&d->work);
+	KUNIT_EXPECT_FALSE_MSG(test,
+			       wait_for_completion_timeout(&d->done, HZ / 5),
+			       "dealloc_mw returned with a piece in flight");
+	rsw_mt_mw_piece_drop(p);
+	KUNIT_EXPECT_TRUE(test,
+			  wait_for_completion_timeout(&d->done, 10 * HZ));
+	flush_work(&d->work);
 }
 
 /*
@@ -1373,6 +1507,105 @@ static void rsw_mt_mw_mr_dereg(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rsw_mt_bind(mw1, mr2, RSW_MT_MW_RW), 0);
 	KUNIT_EXPECT_EQ(test, rsw_mt_check(rsw_mt.pd, mw2->rkey, RSW_MT_MW_TO,
 					   8, IB_ACCESS_REMOTE_READ), RSW_MR_OK);
+}
+
+/*
+ * Review of the windows (M2): dereg_mr unbinds the windows on the MR, so
+ * none keeps the dead MR (its struct and page list) alive; a window
+ * rebound elsewhere before is not touched.
+ */
+static void rsw_mt_mw_mr_dereg_unbinds(struct kunit *test)
+{
+	struct ib_mr *mr = rsw_mt_mw_mr(test, RSW_MT_MW_MR_ACCESS);
+	struct ib_mr *mr2 = rsw_mt_mw_mr(test, RSW_MT_MW_MR_ACCESS);
+	struct ib_mw *mw1 = rsw_mt_alloc_mw(test, rsw_mt.pd, IB_MW_TYPE_1);
+	struct ib_mw *mw2 = rsw_mt_alloc_mw(test, rsw_mt.pd, IB_MW_TYPE_2);
+	struct ib_mw *mw3 = rsw_mt_alloc_mw(test, rsw_mt.pd, IB_MW_TYPE_1);
+	struct rsw_mr *m = to_rsw_mr(mr);
+
+	KUNIT_ASSERT_EQ(test, rsw_mt_bind(mw1, mr, RSW_MT_MW_RW), 0);
+	KUNIT_ASSERT_EQ(test, rsw_mt_bind(mw2, mr, RSW_MT_MW_RW), 0);
+	KUNIT_ASSERT_EQ(test, rsw_mt_bind(mw3, mr, RSW_MT_MW_RW), 0);
+	KUNIT_ASSERT_EQ(test, rsw_mt_bind(mw3, mr2, RSW_MT_MW_RW), 0);
+	/* The registry's reference and one per window bound. */
+	KUNIT_EXPECT_EQ(test, refcount_read(&m->ref), 3);
+	rsw_mt_dereg(test, mr);
+	KUNIT_EXPECT_NULL(test, to_rsw_mw(mw1)->win->parent);
+	KUNIT_EXPECT_NULL(test, to_rsw_mw(mw2)->win->parent);
+	KUNIT_EXPECT_PTR_EQ(test, to_rsw_mw(mw3)->win->parent, to_rsw_mr(mr2));
+	KUNIT_EXPECT_EQ(test, rsw_mt_check(rsw_mt.pd, mw3->rkey, RSW_MT_MW_TO,
+					   8, IB_ACCESS_REMOTE_READ), RSW_MR_OK);
+}
+
+/* Write @buf through @mw (REMOTE_WRITE) or read into it, as QP @qp. */
+static enum rsw_mr_err rsw_mt_mw_qp_copy(struct ib_mw *mw, u64 qp, u32 right,
+					 u8 *buf)
+{
+	struct rsw_mr_ref ref;
+	enum rsw_mr_err err;
+
+	err = rsw_mr_get_qp(rsw_mt.rsw, rsw_mt.pd, qp, mw->rkey, RSW_MT_MW_TO,
+			    8, right, &ref);
+	if (err)
+		return err;
+	if (right == IB_ACCESS_REMOTE_WRITE)
+		err = rsw_mr_copy_to(&ref, RSW_MT_MW_TO, buf, 8);
+	else
+		err = rsw_mr_copy_from(&ref, RSW_MT_MW_TO, buf, 8);
+	rsw_mr_ref_put(&ref);
+	return err;
+}
+
+/*
+ * Review of the windows (M1): a type 2 window serves the QP that bound it
+ * (type 2B: its PD is checked as well), and a QP of the same PD gets "not
+ * associated" for Writes, Reads, Atomics and both invalidations, the
+ * memory untouched.  A type 1 window serves every QP of its PD.
+ */
+static void rsw_mt_mw_type2_bound_qp(struct kunit *test)
+{
+	struct ib_mr *mr = rsw_mt_mw_mr(test, RSW_MT_MW_MR_ACCESS);
+	struct ib_mw *mw1 = rsw_mt_alloc_mw(test, rsw_mt.pd, IB_MW_TYPE_1);
+	struct ib_mw *mw2 = rsw_mt_alloc_mw(test, rsw_mt.pd, IB_MW_TYPE_2);
+	struct rdmap_sw_sqe_bind b = rsw_mt_bind_op(mw2, mr, RSW_MT_MW_RW);
+	struct rsw_device *rsw = rsw_mt.rsw;
+	const u64 qa = 7, qb = 8;
+	u8 in[8], bad[8], out[8] = {};
+	struct rsw_mr_ref ref;
+
+	KUNIT_EXPECT_TRUE(test, rsw_mt.ibdev->attrs.device_cap_flags &
+			  IB_DEVICE_MEM_WINDOW_TYPE_2B);
+	KUNIT_ASSERT_EQ(test, rsw_mw_bind(rsw, rsw_mt.pd, qa, &b), 0);
+	mw2->rkey = b.mw_rkey;
+	b = rsw_mt_bind_op(mw1, mr, RSW_MT_MW_RW);
+	KUNIT_ASSERT_EQ(test, rsw_mw_bind(rsw, rsw_mt.pd, qa, &b), 0);
+	mw1->rkey = b.mw_rkey;
+	/* Its own QP writes; another QP's Write and Read are refused. */
+	memset(in, 0x3c, sizeof(in));
+	memset(bad, 0xee, sizeof(bad));
+	KUNIT_EXPECT_EQ(test, rsw_mt_mw_qp_copy(mw2, qa, IB_ACCESS_REMOTE_WRITE,
+						in), RSW_MR_OK);
+	KUNIT_EXPECT_EQ(test, rsw_mt_mw_qp_copy(mw2, qb, IB_ACCESS_REMOTE_WRITE,
+						bad), RSW_MR_ERR_PD);
+	KUNIT_EXPECT_EQ(test, rsw_mt_mw_qp_copy(mw2, qb, IB_ACCESS_REMOTE_READ,
+						out), RSW_MR_ERR_PD);
+	KUNIT_EXPECT_EQ(test, rsw_mr_get_qp(rsw, rsw_mt.pd2, qa, mw2->rkey,
+					    RSW_MT_MW_TO, 8,
+					    IB_ACCESS_REMOTE_READ, &ref),
+			RSW_MR_ERR_PD);
+	KUNIT_EXPECT_EQ(test, rsw_mr_invalidate_remote(rsw, rsw_mt.pd, qb,
+						       mw2->rkey, NULL),
+			RSW_MR_ERR_PD);
+	KUNIT_EXPECT_EQ(test, rsw_mr_invalidate_local(rsw, rsw_mt.pd, qb,
+						      mw2->rkey, NULL),
+			RSW_MR_ERR_PD);
+	/* Memory untouched; a type 1 window serves every QP of its PD. */
+	KUNIT_EXPECT_EQ(test, rsw_mt_mw_qp_copy(mw1, qb, IB_ACCESS_REMOTE_READ,
+						out), RSW_MR_OK);
+	KUNIT_EXPECT_MEMEQ(test, out, in, 8);
+	KUNIT_EXPECT_EQ(test, rsw_mr_invalidate_local(rsw, rsw_mt.pd, qa,
+						      mw2->rkey, NULL),
+			RSW_MR_OK);
 }
 
 /* Windows count apart from MRs and are advertised. */
@@ -1736,7 +1969,7 @@ static void rsw_mt_race_round(struct kunit *test, struct rsw_mt_race *r,
 	rsw_mt_race_wait(r);
 	if (round & 1)
 		KUNIT_EXPECT_EQ(test, rsw_mr_invalidate_local(rsw_mt.rsw,
-							      rsw_mt.pd,
+							      rsw_mt.pd, 0,
 							      mr->rkey, NULL),
 				RSW_MR_OK);
 	ib_dereg_mr(mr);
@@ -2032,7 +2265,11 @@ static struct kunit_case rsw_mem_cases[] = {
 	KUNIT_CASE(rsw_mt_mw_access_narrowed),
 	KUNIT_CASE(rsw_mt_mw_copy_through),
 	KUNIT_CASE(rsw_mt_mw_invalidate),
+	KUNIT_CASE(rsw_mt_mw_tx_piece_counted),
+	KUNIT_CASE(rsw_mt_mw_dealloc_waits_tx),
 	KUNIT_CASE(rsw_mt_mw_mr_dereg),
+	KUNIT_CASE(rsw_mt_mw_mr_dereg_unbinds),
+	KUNIT_CASE(rsw_mt_mw_type2_bound_qp),
 	KUNIT_CASE(rsw_mt_mw_limits),
 	KUNIT_CASE_PARAM(rsw_mt_term_codes, rsw_mt_term_gen_params),
 	KUNIT_CASE(rsw_mt_term_codes_defined),

@@ -812,7 +812,7 @@ static int tx_block_inv(void *arg)
 {
 	struct tx_block *b = arg;
 
-	b->inv_err = rsw_mr_invalidate_local(tx_env.rsw, tx_env.pd,
+	b->inv_err = rsw_mr_invalidate_local(tx_env.rsw, tx_env.pd, 0,
 					     b->mr->rkey, NULL);
 	complete(&b->inv_done);
 	return 0;

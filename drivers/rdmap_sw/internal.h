@@ -218,6 +218,15 @@ void rsw_mr_table_destroy(struct rsw_mr_table *table);
 enum rsw_mr_err rsw_mr_get(struct rsw_device *rsw, struct ib_pd *pd,
 			   u32 stag, u64 to, u64 len, u32 right,
 			   struct rsw_mr_ref *ref);
+/*
+ * rsw_mr_get() for a peer's access on the stream of the QP whose serial
+ * (rsw_qp.serial) is @qp: a type 2 window serves only the QP that bound
+ * it (RSW_MR_ERR_PD otherwise, "not associated").  rsw_mr_get() is this
+ * with no QP (0), which no type 2 window bound by a QP matches.
+ */
+enum rsw_mr_err rsw_mr_get_qp(struct rsw_device *rsw, struct ib_pd *pd,
+			      u64 qp, u32 stag, u64 to, u64 len, u32 right,
+			      struct rsw_mr_ref *ref);
 /* rsw_mr_get() for a local SGE: lkey, bounds, LOCAL_WRITE if @write. */
 enum rsw_mr_err rsw_mr_get_sge(struct rsw_device *rsw, struct ib_pd *pd,
 			       const struct ib_sge *sge, bool write,
@@ -292,8 +301,8 @@ void rsw_mr_unhold(struct rsw_mr *mr, struct page *page,
 int rsw_mr_fastreg(struct ib_pd *pd, const struct ib_reg_wr *wr);
 /*
  * IB_WR_LOCAL_INV and the sink of IB_WR_RDMA_READ_WITH_INV: @stag of a
- * fast-reg MR or a type 2 memory window of @pd; invalidating an invalid
- * MR succeeds.  Remote
+ * fast-reg MR or a type 2 memory window of @pd bound by the QP whose
+ * serial is @qp (0: none); invalidating an invalid MR succeeds.  Remote
  * invalidation (Send with Invalidate, RX): the MR must also be valid and
  * have been registered with a remote right.  On return no access through
  * the old registration is in progress or possible.  TX pieces collected
@@ -304,14 +313,15 @@ int rsw_mr_fastreg(struct ib_pd *pd, const struct ib_reg_wr *wr);
  * complete only after rsw_mr_wait_tx_put(*@busy) returned (may sleep).
  */
 enum rsw_mr_err rsw_mr_invalidate_local(struct rsw_device *rsw,
-					struct ib_pd *pd, u32 stag,
+					struct ib_pd *pd, u64 qp, u32 stag,
 					struct rsw_mr **busy);
 enum rsw_mr_err rsw_mr_invalidate_remote(struct rsw_device *rsw,
-					 struct ib_pd *pd, u32 stag,
+					 struct ib_pd *pd, u64 qp, u32 stag,
 					 struct rsw_mr **busy);
 void rsw_mr_wait_tx_put(struct rsw_mr *mr);
 /*
- * BIND_MW from a user QP of @pd: bind the window whose index is that of
+ * BIND_MW from the user QP of @pd whose serial is @qp (a type 2 window
+ * then serves that QP only, see rsw_mr_get_qp()): bind the window whose index is that of
  * @b->mw_rkey (a window of @pd) to [@b->addr, + @b->length) of the user
  * MR @b->mr_lkey (of @pd, registered with IB_ACCESS_MW_BIND) with the
  * rights @b->access, under the new STag @b->mw_rkey.  A type 2 window
@@ -320,9 +330,11 @@ void rsw_mr_wait_tx_put(struct rsw_mr *mr);
  * 0, or -EINVAL (no such window or MR, bad rights, range outside the MR,
  * MR not valid), -EACCES (other PD, MR without MW_BIND, remote write or
  * atomic over an MR without local write), -EBUSY (type 2 still bound).
- * Any context: takes the window's and the MR's locks, never sleeps.
+ * Process context: a successful bind revokes the window's old range and,
+ * like rsw_mr_invalidate_local(), waits out TX pieces collected through
+ * it (never the calling stream's own: none are held between its pushes).
  */
-int rsw_mw_bind(struct rsw_device *rsw, struct ib_pd *pd,
+int rsw_mw_bind(struct rsw_device *rsw, struct ib_pd *pd, u64 qp,
 		const struct rdmap_sw_sqe_bind *b);
 #if IS_ENABLED(CONFIG_KUNIT)
 /*

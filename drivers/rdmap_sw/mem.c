@@ -44,10 +44,17 @@
  *    zero.  The window is one describe-and-sendmsg (MSG_DONTWAIT) of a
  *    stream's work item; it never includes TCP holding skb frags, which a
  *    peer could stretch forever with a zero window.
+ *  - window: both, a reference to its page (for its user MR's dereg_mr)
+ *    and a count in the window's tx_busy.  Invalidating, rebinding or
+ *    deallocating a window revokes access to memory the process keeps
+ *    and may rewrite at once, so they wait for the count as a fast-reg
+ *    MR's invalidation does; and its pieces are never spliced (TCP would
+ *    read the page whenever it (re)transmits).
  *  - DMA MR: nothing.  The memory is the WQE owner's, who may not reuse
  *    it before the WQE completed, i.e. after the sink returned.
  * What TCP keeps after sendmsg() returned is its own: copied octets, or
- * with MSG_SPLICE_PAGES page references it took itself (tx_sock.c).
+ * with MSG_SPLICE_PAGES page references it took itself (tx_sock.c), of
+ * user MR pages only.
  *
  * Locking.  mr->lock is BH-safe (remote invalidation and placement run in
  * softirq).  It nests inside whatever the caller holds; nothing is called
@@ -67,17 +74,26 @@
  * registry, so its STag is looked up, pinned and freed like an MR's.
  * Binding (a BIND_MW work request, rsw_mw_bind()) points it at a user MR
  * of its PD, whose reference it then holds in parent until the next bind,
- * an invalidation or dealloc_mw.  An access through the window's STag
+ * an invalidation, dereg_mr of the MR or dealloc_mw.  A type 2 window
+ * also records the binding QP's serial (bound_qp; never reused, unlike a
+ * QPN) and serves, and is invalidated by, that QP only (IBTA type 2B):
+ * every access carries its QP's serial in the rsw_mr_ref and the window's
+ * check compares it.  destroy_qp leaves such windows bound, serving
+ * nobody, until dealloc_mw or dereg_mr of their MR.  An access through the window's STag
  * resolves here, callers unchanged: rsw_mr_get() refuses it as a local
  * key, and rsw_mr_walk() checks the window under its lock, then its MR
  * (valid, range) under the MR's lock, and walks the MR's pages.  Lock
- * order: window lock -> MR lock (lockdep class of its own for windows).
- * A TX piece collected through a window holds its page (the MR is a user
- * MR), so nothing waits for tx_busy on a window.  dereg_mr of an MR with
- * bound windows succeeds: the MR goes invalid and dead, and every window
- * onto it fails its next check (ERR_STATE) and counts as unbound; it
- * keeps the dead MR's struct (not its pages, unpinned by dereg_mr) until
- * rebound, invalidated or deallocated.
+ * order: window lock -> MR lock -> MR's mws_lock (lockdep class of its own
+ * for windows).
+ * A TX piece collected through a window counts in the window's tx_busy
+ * (and holds its page), which LOCAL_INV, Send with Invalidate, a rebind
+ * and dealloc_mw of the window wait out.  dereg_mr of an MR with
+ * bound windows succeeds: the MR goes invalid and dead, every window onto
+ * it fails its next check (ERR_STATE), and before dereg_mr returns it
+ * unbinds them all (the MR's list of windows, mws), so no window keeps
+ * the dead MR's struct and page list.  MRs and windows are charged to the
+ * creating task's memory cgroup (GFP_KERNEL_ACCOUNT; ib_core charges only
+ * the pinned pages, to RLIMIT_MEMLOCK).
  */
 #include <linux/bvec.h>
 #include <linux/highmem.h>
@@ -123,10 +139,13 @@ static struct rsw_mr *rsw_mr_alloc(struct ib_pd *pd, enum rsw_mr_kind kind,
 				   u32 npages)
 {
 	struct rsw_mr *mr = kvzalloc(struct_size(mr, pages, npages),
-				     GFP_KERNEL);
+				     GFP_KERNEL_ACCOUNT);
 
 	if (!mr)
 		return NULL;
+	spin_lock_init(&mr->mws_lock);
+	INIT_LIST_HEAD(&mr->mws);
+	INIT_LIST_HEAD(&mr->mw_node);
 	mr->pd = pd;
 	mr->kind = kind;
 	refcount_set(&mr->ref, 1);
@@ -293,9 +312,9 @@ static enum rsw_mr_err rsw_mr_check_ref(const struct rsw_mr_ref *ref, u64 to,
 	return err;
 }
 
-enum rsw_mr_err rsw_mr_get(struct rsw_device *rsw, struct ib_pd *pd,
-			   u32 stag, u64 to, u64 len, u32 right,
-			   struct rsw_mr_ref *ref)
+enum rsw_mr_err rsw_mr_get_qp(struct rsw_device *rsw, struct ib_pd *pd,
+			      u64 qp, u32 stag, u64 to, u64 len, u32 right,
+			      struct rsw_mr_ref *ref)
 {
 	struct rsw_mr *mr = rsw_mr_find(rsw, stag);
 	enum rsw_mr_err err;
@@ -315,10 +334,19 @@ enum rsw_mr_err rsw_mr_get(struct rsw_device *rsw, struct ib_pd *pd,
 	ref->mr = mr;
 	ref->stag = stag;
 	ref->right = right;
+	ref->qp = qp;
 	err = rsw_mr_check_ref(ref, to, len);
 	if (err)
 		rsw_mr_ref_put(ref);
 	return err;
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_mr_get_qp);
+
+enum rsw_mr_err rsw_mr_get(struct rsw_device *rsw, struct ib_pd *pd,
+			   u32 stag, u64 to, u64 len, u32 right,
+			   struct rsw_mr_ref *ref)
+{
+	return rsw_mr_get_qp(rsw, pd, 0, stag, to, len, right, ref);
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_mr_get);
 
@@ -414,6 +442,9 @@ static enum rsw_mr_err rsw_mw_walk(const struct rsw_mr_ref *ref, u64 to,
 
 	read_lock_bh(&mw->lock);
 	err = rsw_mr_check(mw, ref->stag, ref->right, to, len);
+	/* A type 2 window serves the QP that bound it only. */
+	if (!err && mw->mw_type == IB_MW_TYPE_2 && mw->bound_qp != ref->qp)
+		err = RSW_MR_ERR_PD;
 	mr = mw->parent;
 	if (!err) {
 		read_lock(&mr->lock);
@@ -735,14 +766,21 @@ enum rsw_mr_hold rsw_mr_hold(struct rsw_mr *mr, struct page *page)
 {
 	switch (mr->kind) {
 	case RSW_MR_USER:
-	case RSW_MR_WINDOW:
-		/*
-		 * Pinned by the (window's) user MR's umem while the lock
-		 * keeps dereg_mr out.
-		 */
+		/* Pinned by the umem while the lock keeps dereg_mr out. */
 		lockdep_assert_held(&mr->lock);
 		get_page(page);
 		return RSW_MR_HOLD_PAGE;
+	case RSW_MR_WINDOW:
+		/*
+		 * The page as for its user MR (dereg_mr of that MR does not
+		 * wait), and a count the window's invalidation waits for:
+		 * unlike dereg_mr, it revokes access to memory the process
+		 * keeps and may rewrite at once.
+		 */
+		lockdep_assert_held(&mr->lock);
+		get_page(page);
+		atomic_inc(&mr->tx_busy);
+		return RSW_MR_HOLD_WINDOW;
 	case RSW_MR_FAST_REG:
 		/* Counted before an invalidation can see the MR invalid. */
 		lockdep_assert_held(&mr->lock);
@@ -754,22 +792,26 @@ enum rsw_mr_hold rsw_mr_hold(struct rsw_mr *mr, struct page *page)
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_mr_hold);
 
+/*
+ * The waiter may free the MR as soon as it sees zero; wake_up_var() only
+ * hashes the address, and RCU keeps the kvfree_rcu()'d MR readable in
+ * between anyway.
+ */
+static void rsw_mr_tx_done(struct rsw_mr *mr)
+{
+	rcu_read_lock();
+	if (atomic_dec_and_test(&mr->tx_busy))
+		wake_up_var(&mr->tx_busy);
+	rcu_read_unlock();
+}
+
 void rsw_mr_unhold(struct rsw_mr *mr, struct page *page,
 		   enum rsw_mr_hold hold)
 {
-	if (hold == RSW_MR_HOLD_PAGE) {
+	if (hold == RSW_MR_HOLD_PAGE || hold == RSW_MR_HOLD_WINDOW)
 		put_page(page);
-	} else if (hold == RSW_MR_HOLD_BUSY) {
-		/*
-		 * The waiter may free the MR as soon as it sees zero;
-		 * wake_up_var() only hashes the address, and RCU keeps
-		 * the kvfree_rcu()'d MR readable in between anyway.
-		 */
-		rcu_read_lock();
-		if (atomic_dec_and_test(&mr->tx_busy))
-			wake_up_var(&mr->tx_busy);
-		rcu_read_unlock();
-	}
+	if (hold == RSW_MR_HOLD_BUSY || hold == RSW_MR_HOLD_WINDOW)
+		rsw_mr_tx_done(mr);
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_mr_unhold);
 
@@ -785,10 +827,66 @@ static void rsw_mr_wait_tx(struct rsw_mr *mr)
 }
 
 /*
+ * Point window @mw at @mr (NULL: none), moving it between the MRs' lists
+ * of windows; the old parent, whose reference the caller now owns (and
+ * the new one's it passed in).  mw->lock held for writing.
+ */
+static struct rsw_mr *rsw_mw_set_parent(struct rsw_mr *mw, struct rsw_mr *mr)
+{
+	struct rsw_mr *old = mw->parent;
+
+	lockdep_assert_held_write(&mw->lock);
+	if (old) {
+		spin_lock(&old->mws_lock);
+		list_del_init(&mw->mw_node);
+		spin_unlock(&old->mws_lock);
+	}
+	if (mr) {
+		spin_lock(&mr->mws_lock);
+		list_add(&mw->mw_node, &mr->mws);
+		spin_unlock(&mr->mws_lock);
+	}
+	mw->parent = mr;
+	return old;
+}
+
+/*
+ * dereg_mr of @mr (revoked): unbind every window bound to it and drop
+ * their references, so that the dead MR goes with the registry's.  A
+ * window in the list has not dropped its registry reference yet
+ * (dealloc_mw unbinds first), so it may be pinned here; the list lock
+ * nests inside a window's, hence one window at a time.  Process context.
+ */
+static void rsw_mr_detach_windows(struct rsw_mr *mr)
+{
+	struct rsw_mr *mw, *old;
+
+	spin_lock_bh(&mr->mws_lock);
+	while ((mw = list_first_entry_or_null(&mr->mws, struct rsw_mr,
+					      mw_node))) {
+		refcount_inc(&mw->ref);
+		spin_unlock_bh(&mr->mws_lock);
+		old = NULL;
+		write_lock_bh(&mw->lock);
+		if (mw->parent == mr) {
+			WRITE_ONCE(mw->state, RSW_MR_INVALID);
+			old = rsw_mw_set_parent(mw, NULL);
+		}
+		write_unlock_bh(&mw->lock);
+		if (old)
+			rsw_mr_put(old);
+		rsw_mr_put(mw);
+		spin_lock_bh(&mr->mws_lock);
+	}
+	spin_unlock_bh(&mr->mws_lock);
+}
+
+/*
  * ops.dereg_mr: revoke, unpublish, wait out TX pieces of a fast-reg MR
  * that are not yet with TCP, drop the registry reference.  Does not wait
  * for other references (see the top of this file).  Windows bound to the
- * MR fail every access from the revocation on (they check their MR).
+ * MR fail every access from the revocation on (they check their MR), and
+ * are unbound before this returns: none keeps the dead MR.
  */
 static int rsw_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
@@ -800,6 +898,7 @@ static int rsw_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	WRITE_ONCE(mr->state, RSW_MR_INVALID);
 	write_unlock_bh(&mr->lock);
 	rsw_mr_unpublish(rsw, mr);
+	rsw_mr_detach_windows(mr);
 	rsw_mr_wait_tx(mr);
 	/* No walk reaches the pages any more: unpin them. */
 	if (mr->umem)
@@ -875,12 +974,13 @@ static enum rsw_mr_err rsw_mr_invalidate_locked(struct rsw_mr *mr, u32 stag,
 
 /*
  * Invalidate window @mw (IB_WR_LOCAL_INV, Send with Invalidate): type 2
- * only (IBTA: a type 1 window is unbound by binding it again), with the
- * rules of an MR's invalidation; a window whose MR is gone counts as
- * invalid.  Its MR's reference is dropped.  Any context.
+ * only (IBTA: a type 1 window is unbound by binding it again), through
+ * the QP (serial @qp) that bound it only, with the rules of an MR's
+ * invalidation; a window whose MR is gone counts as invalid.  Its MR's
+ * reference is dropped.  Any context.
  */
 static enum rsw_mr_err rsw_mw_invalidate(struct rsw_mr *mw, u32 stag,
-					 bool remote)
+					 bool remote, u64 qp)
 {
 	struct rsw_mr *parent = NULL;
 	enum rsw_mr_err err;
@@ -890,11 +990,13 @@ static enum rsw_mr_err rsw_mw_invalidate(struct rsw_mr *mw, u32 stag,
 	write_lock_bh(&mw->lock);
 	if (mw->parent && READ_ONCE(mw->parent->state) != RSW_MR_VALID)
 		WRITE_ONCE(mw->state, RSW_MR_INVALID);
-	err = rsw_mr_invalidate_locked(mw, stag, remote);
-	if (!err) {
-		parent = mw->parent;
-		mw->parent = NULL;
-	}
+	if (mw->stag == stag && mw->state == RSW_MR_VALID &&
+	    mw->bound_qp != qp)
+		err = RSW_MR_ERR_PD;
+	else
+		err = rsw_mr_invalidate_locked(mw, stag, remote);
+	if (!err)
+		parent = rsw_mw_set_parent(mw, NULL);
 	write_unlock_bh(&mw->lock);
 	if (parent)
 		rsw_mr_put(parent);
@@ -907,7 +1009,8 @@ static enum rsw_mr_err rsw_mw_invalidate(struct rsw_mr *mw, u32 stag,
  * rsw_mr_settle().
  */
 static enum rsw_mr_err rsw_mr_revoke(struct rsw_device *rsw, struct ib_pd *pd,
-				     u32 stag, bool remote, struct rsw_mr **mrp)
+				     u64 qp, u32 stag, bool remote,
+				     struct rsw_mr **mrp)
 {
 	struct rsw_mr *mr = rsw_mr_find(rsw, stag);
 	enum rsw_mr_err err;
@@ -917,7 +1020,7 @@ static enum rsw_mr_err rsw_mr_revoke(struct rsw_device *rsw, struct ib_pd *pd,
 	if (mr->pd != pd) {
 		err = RSW_MR_ERR_PD;
 	} else if (mr->kind == RSW_MR_WINDOW) {
-		err = rsw_mw_invalidate(mr, stag, remote);
+		err = rsw_mw_invalidate(mr, stag, remote, qp);
 	} else if (mr->kind != RSW_MR_FAST_REG) {
 		/* Only fast-registered MRs are invalidated (IBTA). */
 		err = RSW_MR_ERR_NO_INVAL;
@@ -961,7 +1064,7 @@ void rsw_mr_wait_tx_put(struct rsw_mr *mr)
 EXPORT_SYMBOL_IF_KUNIT(rsw_mr_wait_tx_put);
 
 static enum rsw_mr_err rsw_mr_invalidate(struct rsw_device *rsw,
-					 struct ib_pd *pd, u32 stag,
+					 struct ib_pd *pd, u64 qp, u32 stag,
 					 bool remote, struct rsw_mr **busy)
 {
 	struct rsw_mr *mr;
@@ -969,17 +1072,17 @@ static enum rsw_mr_err rsw_mr_invalidate(struct rsw_device *rsw,
 
 	if (busy)
 		*busy = NULL;
-	err = rsw_mr_revoke(rsw, pd, stag, remote, &mr);
+	err = rsw_mr_revoke(rsw, pd, qp, stag, remote, &mr);
 	if (!err)
 		rsw_mr_settle(mr, busy);
 	return err;
 }
 
 enum rsw_mr_err rsw_mr_invalidate_local(struct rsw_device *rsw,
-					struct ib_pd *pd, u32 stag,
+					struct ib_pd *pd, u64 qp, u32 stag,
 					struct rsw_mr **busy)
 {
-	return rsw_mr_invalidate(rsw, pd, stag, false, busy);
+	return rsw_mr_invalidate(rsw, pd, qp, stag, false, busy);
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_mr_invalidate_local);
 
@@ -989,10 +1092,10 @@ EXPORT_SYMBOL_IF_KUNIT(rsw_mr_invalidate_local);
  * decides by registering with remote rights whether a peer may invalidate.
  */
 enum rsw_mr_err rsw_mr_invalidate_remote(struct rsw_device *rsw,
-					 struct ib_pd *pd, u32 stag,
+					 struct ib_pd *pd, u64 qp, u32 stag,
 					 struct rsw_mr **busy)
 {
-	return rsw_mr_invalidate(rsw, pd, stag, true, busy);
+	return rsw_mr_invalidate(rsw, pd, qp, stag, true, busy);
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_mr_invalidate_remote);
 
@@ -1179,8 +1282,10 @@ static int rsw_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 }
 
 /*
- * ops.dealloc_mw: revoke, unpublish, let go of the MR, drop the registry
- * reference.  Accesses holding a reference fail their next check.
+ * ops.dealloc_mw: revoke, unpublish, let go of the MR, wait out the TX
+ * pieces collected through the window (the process may reuse the memory
+ * once this returned), drop the registry reference.  Accesses holding a
+ * reference fail their next check.  Process context.
  */
 static int rsw_dealloc_mw(struct ib_mw *ibmw)
 {
@@ -1190,13 +1295,12 @@ static int rsw_dealloc_mw(struct ib_mw *ibmw)
 	write_lock_bh(&mw->lock);
 	mw->dead = true;
 	WRITE_ONCE(mw->state, RSW_MR_INVALID);
-	parent = mw->parent;
-	mw->parent = NULL;
+	parent = rsw_mw_set_parent(mw, NULL);
 	write_unlock_bh(&mw->lock);
 	rsw_mr_unpublish(to_rsw_dev(ibmw->device), mw);
 	if (parent)
 		rsw_mr_put(parent);
-	rsw_mr_put(mw);
+	rsw_mr_wait_tx_put(mw);
 	return 0;
 }
 
@@ -1244,7 +1348,7 @@ static int rsw_mw_check_mr(const struct rsw_mr *mr, u64 addr, u64 len,
  */
 static int rsw_mw_bind_locked(struct rsw_mr *mw, struct rsw_mr *mr,
 			      const struct rdmap_sw_sqe_bind *b, u32 rights,
-			      struct rsw_mr **old)
+			      u64 qp, struct rsw_mr **old)
 {
 	int ret;
 
@@ -1257,14 +1361,16 @@ static int rsw_mw_bind_locked(struct rsw_mr *mw, struct rsw_mr *mr,
 		return -EBUSY;
 	read_lock(&mr->lock);
 	ret = rsw_mw_check_mr(mr, b->addr, b->length, rights);
+	/* Listed before a dereg_mr can revoke @mr: it then unbinds @mw. */
+	if (!ret)
+		*old = rsw_mw_set_parent(mw, mr);
 	read_unlock(&mr->lock);
 	if (ret)
 		return ret;
-	*old = mw->parent;
-	mw->parent = mr;
 	mw->iova = b->addr;
 	mw->length = b->length;
 	mw->access = rights;
+	mw->bound_qp = mw->mw_type == IB_MW_TYPE_2 ? qp : 0;
 	WRITE_ONCE(mw->stag, b->mw_rkey);
 	WRITE_ONCE(mw->state, RSW_MR_VALID);
 	return 0;
@@ -1285,8 +1391,7 @@ static int rsw_mw_unbind(struct rsw_mr *mw, const struct rdmap_sw_sqe_bind *b)
 		write_unlock_bh(&mw->lock);
 		return -EINVAL;
 	}
-	old = mw->parent;
-	mw->parent = NULL;
+	old = rsw_mw_set_parent(mw, NULL);
 	WRITE_ONCE(mw->state, RSW_MR_INVALID);
 	WRITE_ONCE(mw->stag, b->mw_rkey);
 	write_unlock_bh(&mw->lock);
@@ -1295,7 +1400,7 @@ static int rsw_mw_unbind(struct rsw_mr *mw, const struct rdmap_sw_sqe_bind *b)
 	return 0;
 }
 
-int rsw_mw_bind(struct rsw_device *rsw, struct ib_pd *pd,
+int rsw_mw_bind(struct rsw_device *rsw, struct ib_pd *pd, u64 qp,
 		const struct rdmap_sw_sqe_bind *b)
 {
 	struct rsw_mr *mw, *mr, *old = NULL;
@@ -1326,7 +1431,7 @@ int rsw_mw_bind(struct rsw_device *rsw, struct ib_pd *pd,
 		ret = -EACCES;
 	} else if (mr->kind == RSW_MR_USER) {
 		write_lock_bh(&mw->lock);
-		ret = rsw_mw_bind_locked(mw, mr, b, rights, &old);
+		ret = rsw_mw_bind_locked(mw, mr, b, rights, qp, &old);
 		write_unlock_bh(&mw->lock);
 	}
 	if (ret)
@@ -1334,7 +1439,11 @@ int rsw_mw_bind(struct rsw_device *rsw, struct ib_pd *pd,
 	if (old)
 		rsw_mr_put(old);
 put_mw:
-	rsw_mr_put(mw);
+	/* A bind revokes the window's old range: as an invalidation does. */
+	if (!ret)
+		rsw_mr_wait_tx_put(mw);
+	else
+		rsw_mr_put(mw);
 	return ret;
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_mw_bind);

@@ -17,6 +17,7 @@
 #ifndef RDMAP_SW_MEM_H
 #define RDMAP_SW_MEM_H
 
+#include <linux/list.h>
 #include <linux/refcount.h>
 #include <linux/rcupdate.h>
 #include <linux/sizes.h>
@@ -123,17 +124,29 @@ struct rsw_mr {
 	struct rsw_mr_map map;		/* RSW_MR_FAST_REG and _USER */
 	struct ib_umem *umem;		/* RSW_MR_USER: released by dereg_mr */
 	/*
-	 * RSW_MR_FAST_REG: TX pieces collected from this MR and not yet
-	 * handed to TCP (rsw_mr_hold() .. rsw_mr_unhold()).  Invalidation
-	 * and dereg_mr wait for it to drop to zero.
+	 * RSW_MR_FAST_REG and RSW_MR_WINDOW: TX pieces collected from this
+	 * MR (through this window) and not yet handed to TCP (rsw_mr_hold()
+	 * .. rsw_mr_unhold()).  Invalidation, dereg_mr, a rebind and
+	 * dealloc_mw wait for it to drop to zero.
 	 */
 	atomic_t tx_busy;
 	/*
 	 * RSW_MR_WINDOW: the MR bound to, with a reference, while the
-	 * window is valid (NULL otherwise); IB_MW_TYPE_1 or _2, fixed.
+	 * window is valid (NULL otherwise), and the window's place in that
+	 * MR's mws (both changed under this window's lock, mw_node also
+	 * under the MR's mws_lock); IB_MW_TYPE_1 or _2, fixed.
 	 */
 	struct rsw_mr *parent;
+	struct list_head mw_node;
 	enum ib_mw_type mw_type;
+	/*
+	 * IB_MW_TYPE_2, while bound: the serial (rsw_qp.serial, never
+	 * reused) of the QP that bound it, the only one it serves.
+	 */
+	u64 bound_qp;
+	/* RSW_MR_USER: the windows whose parent it is (dereg_mr detaches). */
+	spinlock_t mws_lock;		/* BH-safe, inside a window's lock */
+	struct list_head mws;
 	u64 pages[];			/* map.max entries */
 };
 
@@ -208,6 +221,7 @@ struct rsw_mr_ref {
 	struct rsw_mr *mr;
 	u32 stag;
 	u32 right;		/* IB_ACCESS_* bit required, 0 for local read */
+	u64 qp;			/* serial of the accessing QP, 0: none */
 };
 
 /*
@@ -218,6 +232,12 @@ enum rsw_mr_hold {
 	RSW_MR_HOLD_NONE,	/* DMA MR: the WQE's owner keeps the memory */
 	RSW_MR_HOLD_PAGE,	/* user MR: a reference to the page */
 	RSW_MR_HOLD_BUSY,	/* fast-reg MR: one count in mr->tx_busy */
+	/*
+	 * Window: a reference to the page (the user MR's umem may be
+	 * released) and a count in the window's tx_busy (its invalidation
+	 * and dealloc_mw wait for it); never spliced.
+	 */
+	RSW_MR_HOLD_WINDOW,
 };
 
 struct bio_vec;

@@ -49,8 +49,11 @@
  *   windows      a BIND_MW (user QPs) names the window by the index of its
  *                new STag and the MR by its lkey, both looked up again,
  *                PD-checked and held by reference while it executes
- *                (rsw_mw_bind()); a type 2 window is bound for the PD of
- *                the QP, not for the QP (see Documentation/userspace.rst).
+ *                (rsw_mw_bind()); a type 2 window is bound for the QP
+ *                (its serial, never reused) and serves no other.  A
+ *                destroyed QP's type 2 windows stay bound and serve
+ *                nobody: dealloc_mw (or dereg_mr of their MR) frees them
+ *                (see Documentation/userspace.rst).
  *
  * Locks, all irqsave: qp->lock -> sq.lock -> rq.lock -> rsw_cq.prod_lock.
  * qp->state and qp->dead change only with all three QP locks held, so
@@ -68,6 +71,8 @@
 /* QPN -> QP for every device; QPN 0 is never used (XA_FLAGS_ALLOC1). */
 static DEFINE_XARRAY_FLAGS(rsw_qps, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 static u32 rsw_qpn_next;
+/* rsw_qp.serial: 64 bits, never reused, unlike QPNs. */
+static atomic64_t rsw_qp_serial = ATOMIC64_INIT(0);
 /* RSW_MAX_QP is enforced across all devices of the module. */
 static atomic_t rsw_qp_count = ATOMIC_INIT(0);
 /* sq.lock nests rq.lock: give lockdep one class for each. */
@@ -701,11 +706,12 @@ u8 rsw_sq_exec_local(struct rsw_qp *qp, const struct rdmap_sw_sqe *sqe)
 	case RDMAP_SW_WR_REG_MR:
 		return rsw_sq_exec_reg(qp, sqe);
 	case RDMAP_SW_WR_BIND_MW:
-		if (rsw_mw_bind(qp->rsw, pd, &sqe->bind))
+		if (rsw_mw_bind(qp->rsw, pd, qp->serial, &sqe->bind))
 			return RDMAP_SW_WC_MW_BIND_ERR;
 		return RDMAP_SW_WC_SUCCESS;
 	case RDMAP_SW_WR_LOCAL_INV:
-		if (rsw_mr_invalidate_local(qp->rsw, pd, sqe->inv_stag, NULL))
+		if (rsw_mr_invalidate_local(qp->rsw, pd, qp->serial,
+					    sqe->inv_stag, NULL))
 			return RDMAP_SW_WC_LOC_PROT_ERR;
 		return RDMAP_SW_WC_SUCCESS;
 	}
@@ -933,6 +939,7 @@ static int rsw_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	if (ret < 0)
 		goto err_free_rq;
 	ibqp->qp_num = qpn;
+	qp->serial = atomic64_inc_return(&rsw_qp_serial);
 	rsw_qp_caps(qp, cap);
 	if (udata) {
 		ret = rsw_qp_map(qp, udata);

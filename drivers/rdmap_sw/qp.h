@@ -138,6 +138,8 @@ static inline struct rsw_srq *to_rsw_srq(struct ib_srq *ibsrq)
 struct rsw_qp {
 	struct ib_qp base;
 	struct rsw_device *rsw;
+	/* Never reused (unlike the QPN): what a type 2 window is bound by. */
+	u64 serial;
 
 	/* Creation's reference plus one per CM/TX/RX holder; see qp.c. */
 	refcount_t ref;

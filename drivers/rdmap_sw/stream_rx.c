@@ -185,8 +185,8 @@ static bool rsw_stream_place_tagged(void *ctx, const struct rsw_rx_seg *seg,
 		right = IB_ACCESS_LOCAL_WRITE;
 		s->rresp_placed += len;
 	}
-	err = rsw_mr_get(s->qp->rsw, s->qp->base.pd, seg->stag, to, len,
-			 right, &ref);
+	err = rsw_mr_get_qp(s->qp->rsw, s->qp->base.pd, s->qp->serial,
+			    seg->stag, to, len, right, &ref);
 	if (!err) {
 		err = rsw_mr_copy_to(&ref, to, data, len);
 		rsw_mr_ref_put(&ref);
@@ -228,7 +228,8 @@ static bool rsw_stream_read_done(struct rsw_stream *s,
 	}
 	if (rd.inv &&
 	    rsw_mr_invalidate_local(s->qp->rsw, s->qp->base.pd,
-				    rd.inv_stag, &s->deferred.mr))
+				    s->qp->serial, rd.inv_stag,
+				    &s->deferred.mr))
 		status = RDMAP_SW_WC_LOC_PROT_ERR;
 	if (s->deferred.mr) {
 		s->deferred.sq = true;
@@ -266,7 +267,7 @@ static bool rsw_stream_send_done(struct rsw_stream *s,
 	}
 	if (rsw_rdmap_op_inval(seg->opcode)) {
 		err = rsw_mr_invalidate_remote(s->qp->rsw, s->qp->base.pd,
-					       seg->inval_stag,
+					       s->qp->serial, seg->inval_stag,
 					       &s->deferred.mr);
 		if (err) {
 			res.status = RDMAP_SW_WC_REM_INV_REQ_ERR;

@@ -22,8 +22,10 @@
  * serialises each rsw_tx (the QP's TX work item later).
  *
  * Lifetime.  The rule: no memory is read for sending after its owner
- * could have freed it.  A page piece takes its hold (rsw_mr_hold(): a
- * page reference for a user MR, a tx_busy count on a fast-reg MR) in the
+ * could have freed it, or, for memory its owner keeps, after the owner
+ * was told access was revoked.  A page piece takes its hold
+ * (rsw_mr_hold(): a page reference for a user MR, a tx_busy count on a
+ * fast-reg MR, both through a window, the count on the window) in the
  * collecting walk, under the MR lock, so before any dereg_mr or
  * invalidation can have revoked the access; rsw_tx_release() drops the
  * holds of the batch once the sink returned, and of the FPDUs described
@@ -235,7 +237,8 @@ static enum rsw_mr_err rsw_tx_walk_mr(struct rsw_tx *tx, u32 stag, u64 to,
 	struct rsw_mr_ref ref;
 	enum rsw_mr_err err;
 
-	err = rsw_mr_get(tx->rsw, tx->pd, stag, to, len, right, &ref);
+	err = rsw_mr_get_qp(tx->rsw, tx->pd, tx->cfg.qp, stag, to, len, right,
+			    &ref);
 	if (err)
 		return err;
 	/* The MR outlives the holds its pieces take (see mem.c). */
@@ -831,8 +834,9 @@ static int rsw_tx_atomic_response(struct rsw_tx *tx,
 	enum rsw_mr_err err;
 	u64 orig;
 
-	err = rsw_mr_get(tx->rsw, tx->pd, rr->src_stag, rr->src_to,
-			 sizeof(u64), IB_ACCESS_REMOTE_ATOMIC, &ref);
+	err = rsw_mr_get_qp(tx->rsw, tx->pd, tx->cfg.qp, rr->src_stag,
+			    rr->src_to, sizeof(u64), IB_ACCESS_REMOTE_ATOMIC,
+			    &ref);
 	if (!err) {
 		err = rsw_mr_atomic(&ref, rr->src_to, &rr->op, &orig);
 		rsw_mr_ref_put(&ref);
@@ -863,8 +867,9 @@ int rsw_tx_read_response(struct rsw_tx *tx, const struct rsw_tx_rresp *rr,
 	if (rr->atomic)
 		return rsw_tx_atomic_response(tx, rr, term);
 	if (rr->len) {
-		err = rsw_mr_get(tx->rsw, tx->pd, rr->src_stag, rr->src_to,
-				 rr->len, IB_ACCESS_REMOTE_READ, &ref);
+		err = rsw_mr_get_qp(tx->rsw, tx->pd, tx->cfg.qp, rr->src_stag,
+				    rr->src_to, rr->len, IB_ACCESS_REMOTE_READ,
+				    &ref);
 		if (err)
 			return rsw_tx_rresp_refused(err, term);
 		rsw_mr_ref_put(&ref);

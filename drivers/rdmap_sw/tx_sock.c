@@ -75,6 +75,9 @@ static bool rsw_tx_sock_kva(struct rsw_tx_sock *ts, unsigned int *nbv,
  * as they live.  A fast-registered page is the kernel consumer's: TCP
  * reads a spliced page at (re)transmit time, which a peer with a shut
  * window puts after an invalidation, when the consumer may have reused it.
+ * A page read through a memory window (RSW_MR_HOLD_WINDOW) is the
+ * process's, but the window can be invalidated while the process keeps
+ * and rewrites the memory: copied as well.
  */
 static bool rsw_tx_sock_can_splice(const struct rsw_tx_fpdu *f,
 				   const struct rsw_tx_piece *p)

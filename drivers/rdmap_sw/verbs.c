@@ -172,7 +172,7 @@ static int rsw_query_device(struct ib_device *ibdev,
 				 IB_DEVICE_SYS_IMAGE_GUID |
 				 IB_DEVICE_MEM_MGT_EXTENSIONS |
 				 IB_DEVICE_MEM_WINDOW |
-				 IB_DEVICE_MEM_WINDOW_TYPE_2A;
+				 IB_DEVICE_MEM_WINDOW_TYPE_2B;
 	/* modify_srq resizes (IB_SRQ_MAX_WR, srq.c). */
 	attr->device_cap_flags |= IB_DEVICE_SRQ_RESIZE;
 	/* Lets "rdma link delete" (nldev dellink) remove the device. */

@@ -4,7 +4,8 @@
 # guest: type 1 and 2 windows bound by ibv_bind_mw, IBV_WR_BIND_MW and
 # ibv_wr_bind_mw onto an MR with no remote rights of its own; the peer's
 # Writes and Reads through them inside their range and rights succeed,
-# outside them end the connection with a Terminate; remote and local
+# outside them end the connection with a Terminate; a type 2 window
+# refused through another connection's QP of the same PD; remote and local
 # invalidation, binds refused, an MR deregistered under a window.  mw
 # does the checks.
 #

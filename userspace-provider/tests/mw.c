@@ -16,9 +16,12 @@
  *   - a Write outside the range, and a Read through a window without
  *     REMOTE_READ, are refused: access error events on both QPs, both
  *     QPs in ERR, the target (or sink) memory untouched;
+ *   - a type 2 window serves only the QP it was bound on (type 2B):
+ *     another connection's Write and Read through it are refused, the
+ *     memory untouched, and so are its bind and LOCAL_INV there;
  *   - a type 2 window invalidated by the peer (Send with Invalidate: the
- *     receive reports the STag) or locally (IBV_WR_LOCAL_INV), after which
- *     a Read through it is refused;
+ *     receive reports the STag) or locally (IBV_WR_LOCAL_INV on its QP),
+ *     after which a Read through it is refused;
  *   - a Send with Invalidate naming a type 1 window is refused and the
  *     window still works on the next connection;
  *   - a bind onto an MR without MW_BIND completes with MW_BIND_ERR;
@@ -329,35 +332,57 @@ static void send_inv(struct conn *c, uint32_t rkey)
 		die("ibv_post_recv/send (Send with Invalidate)");
 }
 
-/* Type 2 by IBV_WR_BIND_MW, then LOCAL_INV on the target's QP. */
+/* IBV_WR_LOCAL_INV of @rkey on @c's target QP: its completion status. */
+static enum ibv_wc_status local_inv(struct conn *c, uint32_t rkey)
+{
+	struct ibv_send_wr wr = { .wr_id = 41, .opcode = IBV_WR_LOCAL_INV,
+				  .send_flags = IBV_SEND_SIGNALED,
+				  .invalidate_rkey = rkey }, *bad;
+
+	if (ibv_post_send(c->sid->qp, &wr, &bad))
+		die("ibv_post_send (LOCAL_INV)");
+	return next_status(c->scq, "LOCAL_INV");
+}
+
+/*
+ * Type 2 by IBV_WR_BIND_MW on one connection's target QP: it serves that
+ * QP only (type 2B).  Through another connection of the same PD a Write
+ * and a Read are refused (Terminate, memory untouched), and so are a
+ * bind and a LOCAL_INV; it still works on its own QP, where LOCAL_INV
+ * ends it.
+ */
 static void check_type2_local_inv(struct ibv_mw *mw)
 {
 	int rw = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
-	struct ibv_send_wr wr = { .wr_id = 41, .opcode = IBV_WR_LOCAL_INV,
-				  .send_flags = IBV_SEND_SIGNALED }, *bad;
-	uint32_t rkey;
-	struct conn c;
+	uint32_t rkey, other;
+	struct conn c, o;
 
 	connect_pair(&c);
 	check(bind2(&c, mw, g.tmr, rw, false, &rkey) == IBV_WC_SUCCESS,
 	      "type 2 IBV_WR_BIND_MW completes");
 	check_granted(&c, rkey, "type 2");
-	check(bind2(&c, mw, g.tmr, rw, false, &rkey) == IBV_WC_MW_BIND_ERR,
-	      "type 2 bound again while bound: MW_BIND_ERR");
-	teardown(&c);
 
-	connect_pair(&c);
-	check(bind2(&c, mw, g.tmr, rw, false, &rkey) != IBV_WC_SUCCESS,
-	      "type 2 still bound on a new QP: refused");
-	teardown(&c);
+	connect_pair(&o);
+	check_denied(&o, IBV_WR_RDMA_WRITE, rkey, WOFF, 64,
+		     "type 2 through another QP of its PD, Write");
+	teardown(&o);
+	connect_pair(&o);
+	check_denied(&o, IBV_WR_RDMA_READ, rkey, WOFF, 64,
+		     "type 2 through another QP of its PD, Read");
+	teardown(&o);
+	connect_pair(&o);
+	check(local_inv(&o, rkey) != IBV_WC_SUCCESS,
+	      "LOCAL_INV of the type 2 window on another QP: refused");
+	teardown(&o);
+	connect_pair(&o);
+	check(bind2(&o, mw, g.tmr, rw, false, &other) != IBV_WC_SUCCESS,
+	      "type 2 still bound, bound on another QP: refused");
+	teardown(&o);
 
-	connect_pair(&c);
-	wr.invalidate_rkey = mw->rkey;
-	if (ibv_post_send(c.sid->qp, &wr, &bad))
-		die("ibv_post_send (LOCAL_INV)");
-	check(next_status(c.scq, "LOCAL_INV") == IBV_WC_SUCCESS,
-	      "LOCAL_INV of the type 2 window completes");
-	check_denied(&c, IBV_WR_RDMA_READ, mw->rkey, WOFF, 64,
+	check_granted(&c, rkey, "type 2 on its own QP after the refusals");
+	check(local_inv(&c, rkey) == IBV_WC_SUCCESS,
+	      "LOCAL_INV of the type 2 window on its QP completes");
+	check_denied(&c, IBV_WR_RDMA_READ, rkey, WOFF, 64,
 		     "type 2 after LOCAL_INV, Read");
 	teardown(&c);
 }
