@@ -184,6 +184,15 @@ void rsw_cq_discard_qp(struct rsw_cq *cq, struct ib_qp *qp);
 #if IS_ENABLED(CONFIG_KUNIT)
 /* Empty an idle CQ and restart its indices at @start; exported for KUnit. */
 void rsw_cq_reset(struct rsw_cq *cq, u32 start);
+/* resize_cq's steps, exported for KUnit (cq.c; struct rsw_cq_ring: cq.h). */
+struct rsw_cq_ring;
+int rsw_cq_ring_alloc(struct rsw_cq_ring *r, u32 size, bool user);
+void rsw_cq_ring_free(struct rsw_cq_ring *r);
+int rsw_cq_snapshot(struct rsw_cq *cq, u32 *guess, u32 *prod);
+u32 rsw_cq_ring_prepare(struct rsw_cq *cq, struct rsw_cq_ring *r, u32 guess,
+			u32 prod);
+int rsw_cq_switch(struct rsw_cq *cq, struct rsw_cq_ring *r, u32 guess,
+		  u32 copied);
 #endif
 
 /*
