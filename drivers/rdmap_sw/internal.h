@@ -488,13 +488,17 @@ int rsw_wq_alloc_buf(struct rsw_wq *wq, bool user);
 int rsw_srq_alloc_buf(struct rsw_srq *srq, bool user);
 void rsw_srq_free_buf(struct rsw_srq *srq);
 /*
- * modify_srq(IB_SRQ_MAX_WR): switch @srq to the ring of @new (from
- * rsw_srq_alloc_buf(), size and mask set; a user SRQ's already mapped),
- * copying the posted entries to the same indices; @new is left holding
- * the ring it replaced, for rsw_srq_free_buf().  -EINVAL, nothing changed,
- * if they do not fit or a user SRQ's tail is refused.  Takes srq->lock.
+ * modify_srq(IB_SRQ_MAX_WR), srq->modify_mutex held: prepare @new (from
+ * rsw_srq_alloc_buf(), size and mask set) with the posted entries, up to
+ * the tail answered in *@copied, outside srq->lock; then switch @srq to
+ * it (a user SRQ's already mapped), copying what was posted since: @new
+ * then holds the ring it replaced, for rsw_srq_free_buf().  -EINVAL,
+ * nothing changed, if the entries do not fit, a user SRQ's tail is
+ * refused or moved since the preparation.  Both take srq->lock.
  */
-int rsw_srq_switch_ring(struct rsw_srq *srq, struct rsw_srq *new);
+int rsw_srq_prepare_ring(struct rsw_srq *srq, struct rsw_srq *new,
+			 u32 *copied);
+int rsw_srq_switch_ring(struct rsw_srq *srq, struct rsw_srq *new, u32 copied);
 /*
  * Copy an ib_sge list of @num_sge (at most @max_sge) into @dst and add up
  * its *@length (at most RSW_MAX_MSG_SIZE); -EINVAL if it does not pass.
