@@ -540,16 +540,22 @@ void rsw_qp_last_wqe(struct rsw_qp *qp);
  * TX engine (runs only while a stream is attached, i.e. in RTS): take the
  * next send WQE.  RSW_SQ_WIRE: *@sqe is a private copy of it, ticket *@idx,
  * and the caller must finish it with rsw_qp_sq_complete() (also when the
- * stream dies: with RDMAP_SW_WC_WR_FLUSH_ERR).  RSW_SQ_LOCAL: a REG_MR or
- * LOCAL_INV was executed and completed here.  RSW_SQ_EMPTY: nothing
- * posted, or the QP is in ERROR / being destroyed.  Fences against
- * outstanding Reads are the caller's to honour (RDMAP_SW_SQE_FENCE) before
- * it takes the next WQE.  The TX engine's context: process, no QP lock
- * held; takes sq.lock, and runs a local operation with none (it may sleep:
- * a LOCAL_INV, rsw_sq_exec_local()).
+ * stream dies: with RDMAP_SW_WC_WR_FLUSH_ERR).  RSW_SQ_LOCAL: a REG_MR,
+ * LOCAL_INV or BIND_MW was executed and completed here.
+ * RSW_SQ_FENCED_LOCAL: such an operation with RDMAP_SW_SQE_FENCE, copied
+ * and ticketed like a wire WQE, not run: the caller runs it with
+ * rsw_qp_sq_local() once none of its Reads and Atomics is outstanding
+ * (or flushes it).  RSW_SQ_EMPTY: nothing posted, or the QP is in ERROR /
+ * being destroyed.  Fences against outstanding Reads are the caller's to
+ * honour (RDMAP_SW_SQE_FENCE) before it takes the next WQE.  The TX
+ * engine's context: process, no QP lock held; takes sq.lock, and runs a
+ * local operation with none (it may sleep: a LOCAL_INV,
+ * rsw_sq_exec_local()).
  */
 enum rsw_sq_take rsw_qp_sq_take(struct rsw_qp *qp, struct rdmap_sw_sqe *sqe,
 				u32 *idx);
+void rsw_qp_sq_local(struct rsw_qp *qp, const struct rdmap_sw_sqe *sqe,
+		     u32 idx);
 /*
  * How many WQEs the SQ holds not taken yet: a hint for coalescing and the
  * doorbell linger, which a user may falsify (its ring is its own); a wrong

@@ -217,6 +217,7 @@ enum rsw_sq_take {
 	RSW_SQ_EMPTY,		/* nothing to take */
 	RSW_SQ_LOCAL,		/* a local operation ran and was completed */
 	RSW_SQ_WIRE,		/* a copy for the TX engine to transmit */
+	RSW_SQ_FENCED_LOCAL,	/* a copy for rsw_qp_sq_local(), fenced */
 };
 
 #endif /* RDMAP_SW_QP_H */

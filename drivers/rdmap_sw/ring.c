@@ -864,10 +864,20 @@ enum rsw_sq_take rsw_qp_sq_take(struct rsw_qp *qp, struct rdmap_sw_sqe *sqe,
 	if (sqe->opcode >= ARRAY_SIZE(rsw_sq_ops) ||
 	    !(rsw_sq_ops[sqe->opcode].flags & RSW_WR_LOCAL))
 		return RSW_SQ_WIRE;
-	rsw_qp_sq_complete(qp, *idx, rsw_sq_exec_local(qp, sqe), 0);
+	/* Fenced: it waits, as a wire WQE would, for the caller's Reads. */
+	if (sqe->flags & RDMAP_SW_SQE_FENCE)
+		return RSW_SQ_FENCED_LOCAL;
+	rsw_qp_sq_local(qp, sqe, *idx);
 	return RSW_SQ_LOCAL;
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_qp_sq_take);
+
+void rsw_qp_sq_local(struct rsw_qp *qp, const struct rdmap_sw_sqe *sqe,
+		     u32 idx)
+{
+	rsw_qp_sq_complete(qp, idx, rsw_sq_exec_local(qp, sqe), 0);
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_qp_sq_local);
 
 u32 rsw_qp_sq_pending(struct rsw_qp *qp)
 {
