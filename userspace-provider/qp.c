@@ -827,6 +827,13 @@ int rsw_wq_post_recv(struct rsw_wq *rq, struct ibv_recv_wr *wr,
 	int ret = 0;
 
 	pthread_spin_lock(&rq->lock);
+	/* An SRQ resizing or lost (srq.c): nothing goes to its ring. */
+	if (rq->err) {
+		ret = rq->err;
+		pthread_spin_unlock(&rq->lock);
+		*bad_wr = wr;
+		return ret;
+	}
 	/* An SRQ resize replaces the ring under the lock (srq.c). */
 	ring = rq->ring;
 	start = rq->tail;

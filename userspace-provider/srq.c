@@ -64,7 +64,8 @@ err_free:
 
 /*
  * Switch to the ring a resize answered with: same indices (the kernel set
- * its ctrl.tail to ours), so only the mapping changes.  rq.lock held.
+ * its ctrl.tail to ours), so only the mapping changes.  Posts are held
+ * off (rq.err); the switch itself takes rq.lock.
  */
 static int rsw_srq_remap(struct rsw_srq *srq, int cmd_fd,
 			 const struct rdmap_sw_uresp_resize_srq *r)
@@ -83,22 +84,51 @@ static int rsw_srq_remap(struct rsw_srq *srq, int cmd_fd,
 		return EPROTO;
 	}
 	munmap(srq->rq.map, srq->rq.map_len);
+	pthread_spin_lock(&srq->rq.lock);
 	srq->rq.map = fresh.map;
 	srq->rq.map_len = fresh.map_len;
 	srq->rq.ctrl = fresh.ctrl;
 	srq->rq.ring = fresh.ring;
 	srq->rq.size = fresh.size;
+	pthread_spin_unlock(&srq->rq.lock);
 	pthread_spin_destroy(&fresh.lock);
 	return 0;
 }
 
 /*
+ * Hold posts off for a resize (EAGAIN meanwhile), or fail if one already
+ * runs or the SRQ is lost.  The post lock is never held across the
+ * system call: a flag under it keeps entries out of the old ring instead.
+ */
+static int rsw_srq_hold_posts(struct rsw_srq *srq)
+{
+	int ret;
+
+	pthread_spin_lock(&srq->rq.lock);
+	ret = srq->rq.err;
+	if (ret == EAGAIN)
+		ret = EBUSY;		/* another resize runs */
+	if (!ret)
+		srq->rq.err = EAGAIN;
+	pthread_spin_unlock(&srq->rq.lock);
+	return ret;
+}
+
+/* Let posts go on, or fail for good with @err. */
+static void rsw_srq_release_posts(struct rsw_srq *srq, int err)
+{
+	pthread_spin_lock(&srq->rq.lock);
+	srq->rq.err = err;
+	pthread_spin_unlock(&srq->rq.lock);
+}
+
+/*
  * IBV_SRQ_MAX_WR resizes (ABI header, shared receive queues): the kernel
  * copies the posted entries into a new ring and writes where it is to
- * the answer we point it at.  The post lock is held throughout, so no
- * entry of ours lands in the old ring after the kernel read its tail.  If
- * the kernel switched but the new ring cannot be mapped, the SRQ is lost
- * to us and we say so.
+ * the answer we point it at.  Posts are held off throughout, so no entry
+ * of ours lands in the old ring after the kernel read its tail.  If the
+ * kernel switched but the new ring cannot be mapped, the SRQ is lost to
+ * us: we say so and every later post fails with the reason.
  */
 int rsw_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
 		   int mask)
@@ -106,23 +136,27 @@ int rsw_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
 	struct rsw_srq *srq = to_rsw_srq(ibsrq);
 	struct rdmap_sw_uresp_resize_srq answer = {};
 	struct rsw_cmd_modify_srq cmd = {};
-	int ret;
+	int ret, lost = 0;
 
 	if (!(mask & IBV_SRQ_MAX_WR))
 		return ibv_cmd_modify_srq(ibsrq, attr, mask, &cmd.ibv_cmd,
 					  sizeof(cmd));
 	cmd.response = (uintptr_t)&answer;
-	pthread_spin_lock(&srq->rq.lock);
+	ret = rsw_srq_hold_posts(srq);
+	if (ret)
+		return ret;
 	ret = ibv_cmd_modify_srq(ibsrq, attr, mask, &cmd.ibv_cmd, sizeof(cmd));
 	if (!ret) {
 		ret = rsw_srq_remap(srq, ibsrq->context->cmd_fd, &answer);
-		if (ret)
+		if (ret) {
 			verbs_err(verbs_get_ctx(ibsrq->context),
 				  "SRQ %p resized, but its new ring (%u entries, %llu bytes) cannot be used: %s\n",
 				  ibsrq, answer.size,
 				  (unsigned long long)answer.len, strerror(ret));
+			lost = ret;
+		}
 	}
-	pthread_spin_unlock(&srq->rq.lock);
+	rsw_srq_release_posts(srq, lost);
 	return ret;
 }
 
