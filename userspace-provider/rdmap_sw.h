@@ -130,8 +130,9 @@ struct rsw_wq {
 	pthread_spinlock_t lock;
 	/*
 	 * 0, or what posting fails with: EAGAIN while an SRQ resize runs its
-	 * system call (the lock is not held across it), the reason once the
-	 * SRQ is lost (the kernel switched to a ring we could not map).
+	 * system call (the lock is not held across it; srq.c waits and posts
+	 * again), the reason once the SRQ is lost (the kernel switched to a
+	 * ring we could not map).
 	 */
 	int err;
 	void *map;
@@ -169,6 +170,11 @@ struct rsw_qp {
 struct rsw_srq {
 	struct verbs_srq vsrq;
 	struct rsw_wq rq;
+	/*
+	 * Held by a resize across its system call and mmap(); a poster that
+	 * finds rq.err == EAGAIN sleeps on it until the resize is done.
+	 */
+	pthread_mutex_t resize_lock;
 };
 
 static inline struct rsw_device *to_rsw_device(struct ibv_device *ibdev)

@@ -32,10 +32,13 @@ struct ibv_srq *rsw_create_srq(struct ibv_pd *pd,
 		errno = ENOMEM;
 		return NULL;
 	}
+	ret = pthread_mutex_init(&srq->resize_lock, NULL);
+	if (ret)
+		goto err_free;
 	ret = ibv_cmd_create_srq(pd, &srq->vsrq.srq, attr, &cmd.ibv_cmd,
 				 sizeof(cmd), &resp.ibv_resp, sizeof(resp));
 	if (ret)
-		goto err_free;
+		goto err_mutex;
 	/* The kernel must map a ring; a zero size would be "no queue". */
 	if (!resp.size) {
 		ret = EPROTO;
@@ -56,6 +59,8 @@ struct ibv_srq *rsw_create_srq(struct ibv_pd *pd,
 
 err_destroy:
 	ibv_cmd_destroy_srq(&srq->vsrq.srq);
+err_mutex:
+	pthread_mutex_destroy(&srq->resize_lock);
 err_free:
 	free(srq);
 	errno = ret;
@@ -96,21 +101,23 @@ static int rsw_srq_remap(struct rsw_srq *srq, int cmd_fd,
 }
 
 /*
- * Hold posts off for a resize (EAGAIN meanwhile), or fail if one already
- * runs or the SRQ is lost.  The post lock is never held across the
- * system call: a flag under it keeps entries out of the old ring instead.
+ * Hold posts off for a resize, or fail if the SRQ is lost.  The post lock
+ * is never held across the system call: rq.err == EAGAIN under it keeps
+ * entries out of the old ring instead, and posters then sleep on
+ * resize_lock (taken first, so that they find it held).
  */
 static int rsw_srq_hold_posts(struct rsw_srq *srq)
 {
 	int ret;
 
+	pthread_mutex_lock(&srq->resize_lock);
 	pthread_spin_lock(&srq->rq.lock);
 	ret = srq->rq.err;
-	if (ret == EAGAIN)
-		ret = EBUSY;		/* another resize runs */
 	if (!ret)
 		srq->rq.err = EAGAIN;
 	pthread_spin_unlock(&srq->rq.lock);
+	if (ret)
+		pthread_mutex_unlock(&srq->resize_lock);
 	return ret;
 }
 
@@ -120,6 +127,7 @@ static void rsw_srq_release_posts(struct rsw_srq *srq, int err)
 	pthread_spin_lock(&srq->rq.lock);
 	srq->rq.err = err;
 	pthread_spin_unlock(&srq->rq.lock);
+	pthread_mutex_unlock(&srq->resize_lock);
 }
 
 /*
@@ -176,6 +184,7 @@ int rsw_destroy_srq(struct ibv_srq *ibsrq)
 	if (ret)
 		return ret;
 	rsw_wq_unmap(&srq->rq);
+	pthread_mutex_destroy(&srq->resize_lock);
 	free(srq);
 	return 0;
 }
@@ -183,7 +192,15 @@ int rsw_destroy_srq(struct ibv_srq *ibsrq)
 int rsw_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 		      struct ibv_recv_wr **bad_wr)
 {
+	struct rsw_srq *srq = to_rsw_srq(ibsrq);
 	bool posted;
+	int ret;
 
-	return rsw_wq_post_recv(&to_rsw_srq(ibsrq)->rq, wr, bad_wr, &posted);
+	/* EAGAIN: a resize runs and nothing was posted; wait for its end. */
+	while ((ret = rsw_wq_post_recv(&srq->rq, wr, bad_wr, &posted)) ==
+	       EAGAIN) {
+		pthread_mutex_lock(&srq->resize_lock);
+		pthread_mutex_unlock(&srq->resize_lock);
+	}
+	return ret;
 }
