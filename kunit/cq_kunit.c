@@ -1368,7 +1368,8 @@ static void rsw_kt_resize_user_cons_jump_refused(struct kunit *test)
 	struct rsw_cq_ring r;
 
 	rsw_kt_fill(kt, 0, 20);
-	KUNIT_EXPECT_EQ(test, rsw_kt_user_resize(kt, &r, 8, rsw_kt_consume_16),
+	/* Assert: a switched-in user ring has no qp[] to poll below. */
+	KUNIT_ASSERT_EQ(test, rsw_kt_user_resize(kt, &r, 8, rsw_kt_consume_16),
 			-EINVAL);
 	rsw_cq_ring_free(&r);
 	KUNIT_EXPECT_EQ(test, kt->cq->size, 64);
