@@ -623,6 +623,12 @@ int rsw_srq_user_layout(struct ib_srq *ibsrq);
 struct rdmap_sw_rqe *rsw_srq_entry(struct ib_srq *ibsrq, u32 n);
 /* The SRQ's control page, NULL for a kernel SRQ. */
 struct rdmap_sw_wq_ctrl *rsw_srq_uctrl(struct ib_srq *ibsrq);
+/*
+ * A resize to @size entries done step by step, calling @during (if set)
+ * between the copy outside srq->lock and the switch.
+ */
+int rsw_srq_resize_steps(struct ib_srq *ibsrq, u32 size,
+			 void (*during)(struct ib_srq *ibsrq));
 #endif
 
 /*

@@ -373,6 +373,30 @@ struct rdmap_sw_wq_ctrl *rsw_srq_uctrl(struct ib_srq *ibsrq)
 	return to_rsw_srq(ibsrq)->uctrl;
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_srq_uctrl);
+
+int rsw_srq_resize_steps(struct ib_srq *ibsrq, u32 size,
+			 void (*during)(struct ib_srq *ibsrq))
+{
+	struct rsw_srq *srq = to_rsw_srq(ibsrq);
+	struct rsw_srq new = { .size = size, .mask = size - 1 };
+	u32 copied;
+	int ret;
+
+	ret = rsw_srq_alloc_buf(&new, srq->user);
+	if (ret)
+		return ret;
+	mutex_lock(&srq->modify_mutex);
+	ret = rsw_srq_prepare_ring(srq, &new, &copied);
+	if (!ret) {
+		if (during)
+			during(ibsrq);
+		ret = rsw_srq_switch_ring(srq, &new, copied);
+	}
+	mutex_unlock(&srq->modify_mutex);
+	rsw_srq_free_buf(&new);
+	return ret;
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_srq_resize_steps);
 #endif
 
 /* The SRQ verbs, registered next to the QP's (main.c). */
