@@ -17,6 +17,7 @@
 #include <linux/completion.h>
 #include <linux/cpumask.h>
 #include <linux/delay.h>
+#include <linux/mutex.h>
 #include <linux/etherdevice.h>
 #include <linux/netdevice.h>
 #include <linux/prandom.h>
@@ -1324,6 +1325,106 @@ static void rsw_kt_resize_keeps_discards(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kt->ibcq->cqe, 8);
 }
 
+/*
+ * resize_cq's steps on @kt's CQ played as a user CQ's (its ctrl.cons is
+ * the process's): snapshot and prepare a ring of @size, then @during,
+ * then the switch; returns the switch's result.  @r holds the replaced
+ * ring on success, the unused one on failure.
+ */
+static int rsw_kt_user_resize(struct rsw_kt_cq *kt, struct rsw_cq_ring *r,
+			      u32 size, void (*during)(struct rsw_kt_cq *))
+{
+	struct rsw_cq *cq = kt->cq;
+	u32 guess, prod;
+	int ret;
+
+	cq->user = true;
+	KUNIT_ASSERT_EQ(kt->test, rsw_cq_ring_alloc(r, size, true), 0);
+	mutex_lock(&cq->resize_mutex);
+	ret = rsw_cq_snapshot(cq, &guess, &prod);
+	if (!ret) {
+		prod = rsw_cq_ring_prepare(cq, r, guess, prod);
+		during(kt);
+		ret = rsw_cq_switch(cq, r, guess, prod);
+	}
+	mutex_unlock(&cq->resize_mutex);
+	return ret;
+}
+
+static void rsw_kt_consume_16(struct rsw_kt_cq *kt)
+{
+	WRITE_ONCE(kt->cq->ctrl->cons, 16);
+}
+
+/*
+ * Regression: a process that moved ctrl.cons a ring or more during the
+ * command (flipping it between a bogus and the real value) had the switch
+ * rewrite every slot of the new ring with interrupts off.  It broke the
+ * protocol: refused, the old ring and its entries as they were.
+ */
+static void rsw_kt_resize_user_cons_jump_refused(struct kunit *test)
+{
+	struct rsw_kt_cq *kt = rsw_kt_cq(test, 64);
+	struct rsw_cq_ring r;
+
+	rsw_kt_fill(kt, 0, 20);
+	/* Assert: a switched-in user ring has no qp[] to poll below. */
+	KUNIT_ASSERT_EQ(test, rsw_kt_user_resize(kt, &r, 8, rsw_kt_consume_16),
+			-EINVAL);
+	rsw_cq_ring_free(&r);
+	KUNIT_EXPECT_EQ(test, kt->cq->size, 64);
+	KUNIT_EXPECT_EQ(test, kt->ibcq->cqe, 64);
+	/* Back to a kernel CQ: all 20 entries still there. */
+	WRITE_ONCE(kt->cq->ctrl->cons, 0);
+	kt->cq->user = false;
+	rsw_kt_expect_ids(kt, 64, 0, 20);
+}
+
+#define RSW_KT_USTART (0U - 10)	/* indices wrap during the case below */
+
+/* The process consumes 5 entries, the kernel produces 2, meanwhile. */
+static void rsw_kt_consume_5_produce_2(struct rsw_kt_cq *kt)
+{
+	WRITE_ONCE(kt->cq->ctrl->cons, RSW_KT_USTART + 5);
+	rsw_kt_fill(kt, 9, 2);
+}
+
+/*
+ * A user CQ's new ring, mostly filled outside the locks: after the switch
+ * every entry from the process's cons on is there with seq == n (also
+ * those produced during the command), every other slot empty for the
+ * index it carries next (seq == n - size), across 2^32.
+ */
+static void rsw_kt_resize_user_ring_filled(struct kunit *test)
+{
+	const u32 size = 8, cons = RSW_KT_USTART + 5, prod = RSW_KT_USTART + 11;
+	struct rsw_kt_cq *kt = rsw_kt_cq(test, 64);
+	struct rsw_cq *cq = kt->cq;
+	struct rsw_cq_ring r;
+	u32 n;
+
+	rsw_cq_reset(cq, RSW_KT_USTART);
+	rsw_kt_fill(kt, 0, 9);
+	KUNIT_ASSERT_EQ(test, rsw_kt_user_resize(kt, &r, size,
+						 rsw_kt_consume_5_produce_2), 0);
+	rsw_cq_ring_free(&r);
+	KUNIT_EXPECT_EQ(test, cq->size, size);
+	KUNIT_EXPECT_NULL(test, cq->qp);
+	KUNIT_EXPECT_EQ(test, cq->ctrl->cons, cons);
+	KUNIT_EXPECT_EQ(test, cq->ctrl->prod, prod);
+	for (n = cons; n != cons + size; n++) {
+		const struct rdmap_sw_cqe *e = &cq->cqe[n & cq->mask];
+
+		if (n - cons < prod - cons) {
+			KUNIT_EXPECT_EQ_MSG(test, e->seq, n, "index %u", n);
+			KUNIT_EXPECT_EQ(test, e->wr_id, n - RSW_KT_USTART);
+		} else {
+			KUNIT_EXPECT_EQ_MSG(test, e->seq, n - size, "index %u",
+					    n);
+		}
+	}
+}
+
 /* The producer of the race below: ids 0 .. total - 1, never overrunning. */
 struct rsw_kt_race {
 	struct rsw_kt_cq *kt;
@@ -1453,6 +1554,8 @@ static struct kunit_case rsw_cq_cases[] = {
 	KUNIT_CASE(rsw_kt_resize_keeps_arm),
 	KUNIT_CASE(rsw_kt_resize_keeps_overflow_flag),
 	KUNIT_CASE(rsw_kt_resize_keeps_discards),
+	KUNIT_CASE(rsw_kt_resize_user_cons_jump_refused),
+	KUNIT_CASE(rsw_kt_resize_user_ring_filled),
 	KUNIT_CASE_SLOW(rsw_kt_resize_under_traffic),
 	{}
 };

@@ -893,6 +893,47 @@ static void rsw_st_user_resize(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, READ_ONCE(rsw_srq_uctrl(srq)->head), 17);
 }
 
+/* The process posts two more entries during the resize command. */
+static void rsw_st_tail_moves(struct ib_srq *srq)
+{
+	rsw_st_uentry(srq, 4, 504, 4);
+	rsw_st_uentry(srq, 5, 505, 4);
+	rsw_st_utail(srq, 6);
+}
+
+/*
+ * The posted entries are copied outside srq->lock before the switch, so
+ * a user SRQ whose tail moved during the command (its provider holds
+ * posts back) is refused, nothing changed; the resize with the tail left
+ * alone keeps every entry, those posted before the refusal included.
+ */
+static void rsw_st_user_resize_tail_moved(struct kunit *test)
+{
+	struct ib_srq *srq = rsw_st_usrq(test, 8, 1);
+	struct rdmap_sw_wq_ctrl *old = rsw_srq_uctrl(srq);
+	struct ib_cq *cq = rsw_st_cq(test, 16);
+	struct ib_qp *qp = rsw_st_qp(test, srq, cq, cq, NULL);
+	u32 n, idx;
+
+	for (n = 0; n < 4; n++)
+		rsw_st_uentry(srq, n, 500 + n, 4);
+	rsw_st_utail(srq, 4);
+	KUNIT_EXPECT_EQ(test, rsw_srq_resize_steps(srq, 16, rsw_st_tail_moves),
+			-EINVAL);
+	KUNIT_EXPECT_PTR_EQ(test, rsw_srq_uctrl(srq), old);
+	KUNIT_EXPECT_EQ(test, rsw_st_max_wr(test, srq), 8);
+
+	KUNIT_ASSERT_EQ(test, rsw_srq_resize_steps(srq, 16, NULL), 0);
+	KUNIT_EXPECT_PTR_NE(test, rsw_srq_uctrl(srq), old);
+	KUNIT_EXPECT_EQ(test, rsw_st_max_wr(test, srq), 16);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(rsw_srq_uctrl(srq)->tail), 6);
+	for (n = 0; n < 6; n++) {
+		KUNIT_ASSERT_EQ(test, rsw_st_take(test, qp, &idx), 500 + n);
+		rsw_st_complete(qp, idx, RDMAP_SW_WC_SUCCESS, 4);
+		rsw_st_expect_wc(test, cq, qp, 500 + n, IB_WC_SUCCESS);
+	}
+}
+
 static struct kunit_case rsw_srq_cases[] = {
 	KUNIT_CASE_PARAM(rsw_st_create_query, rsw_st_create_gen_params),
 	KUNIT_CASE(rsw_st_device_attrs),
@@ -911,6 +952,7 @@ static struct kunit_case rsw_srq_cases[] = {
 	KUNIT_CASE_PARAM(rsw_st_resize_keeps_posted, rsw_st_resize_gen_params),
 	KUNIT_CASE(rsw_st_resize_limit_checked),
 	KUNIT_CASE(rsw_st_user_resize),
+	KUNIT_CASE(rsw_st_user_resize_tail_moved),
 	{}
 };
 

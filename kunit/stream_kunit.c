@@ -3075,6 +3075,44 @@ static void st_peer_bad_resp(struct kunit *test)
 }
 
 /*
+ * Regression: a LOCAL_INV posted with IB_SEND_FENCE behind a Read ran as
+ * soon as it was taken.  The raw peer withholds the Read Response: the
+ * invalidate must wait (nothing completes, the MR stays valid) until the
+ * Read completed, then run.
+ */
+static void st_peer_fenced_local_inv(struct kunit *test)
+{
+	struct st_hx *x = st_hx_up(test, true, false);
+	struct st_lbuf rb = st_lbuf_new(test, 8);
+	struct st_mr *m = st_mr_new(test, st.pd, 4096);
+	u8 *t = st_peer_first(test, x);
+	const struct rsw_hdr_rreq *rq = (const void *)t;
+	union rsw_hdr h;
+
+	st_mr_reg_direct(test, m, st.pd, IB_ACCESS_LOCAL_WRITE |
+			 IB_ACCESS_REMOTE_WRITE);
+	st_resp_post(test, x, true, (u64 *)rb.base);
+	KUNIT_ASSERT_GT(test, st_read_fpdu(test, x, t, 256), 0);
+	KUNIT_ASSERT_EQ(test, rsw_rdmap_opcode(&rq->ddp.c), RSW_OP_READ_REQ);
+	st_post_send(test, x->e, 10, IB_WR_LOCAL_INV, IB_SEND_FENCE, NULL, 0,
+		     m->mr->rkey);
+	st_cq_empty(test, x->e->scq, "fenced LOCAL_INV, Read outstanding");
+	KUNIT_EXPECT_EQ(test, st_mr_check(st.pd, m->mr->rkey, m->mr->iova, 1,
+					  IB_ACCESS_REMOTE_WRITE), RSW_MR_OK);
+
+	st_hdr_tagged(&h, RSW_OP_READ_RESP, be32_to_cpu(rq->rreq.sink_stag),
+		      be64_to_cpu(rq->rreq.sink_to));
+	st_emit(x, &h, sizeof(h.tagged), 8, NULL);
+	KUNIT_ASSERT_EQ(test, st_send_all(x->raw, x->frame, x->frame_len),
+			(int)x->frame_len);
+	st_wc(test, x->e->scq, 9, IB_WC_SUCCESS, IB_WC_RDMA_READ, NULL);
+	st_wc(test, x->e->scq, 10, IB_WC_SUCCESS, IB_WC_LOCAL_INV, NULL);
+	KUNIT_EXPECT_EQ(test, st_mr_check(st.pd, m->mr->rkey, m->mr->iova, 1,
+					  IB_ACCESS_REMOTE_WRITE),
+			RSW_MR_ERR_STATE);
+}
+
+/*
  * An Atomic Request the requester cannot make: the WR completes in error
  * and a Terminate goes to the peer in its place, RDMAP Local Catastrophic
  * Error with neither header (RFC 7306 section 8.1 rule 1); the QP ends in
@@ -3534,6 +3572,7 @@ static struct kunit_case st_cases[] = {
 	KUNIT_CASE(st_peer_imm_after_send),
 	KUNIT_CASE_PARAM(st_peer_bad_resp, st_resp_gen_params),
 	KUNIT_CASE_PARAM(st_peer_local_atomic, st_local_gen_params),
+	KUNIT_CASE(st_peer_fenced_local_inv),
 	KUNIT_CASE_PARAM(st_peer_rtr, st_rtr_gen_params),
 	KUNIT_CASE(st_reset_live_stream),
 	KUNIT_CASE_PARAM(st_peer_rtr_full, st_rtr_full_gen_params),

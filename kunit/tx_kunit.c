@@ -1208,6 +1208,44 @@ static void tx_qp_resume_abort(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rsw_tx_process(c->tx, to_rsw_qp(qp), 16), 0);
 }
 
+/* 100 octets of c->mem, through the PD's local DMA lkey. */
+static struct ib_sge tx_mem_sge(const struct tx_ctx *c)
+{
+	return (struct ib_sge) {
+		.addr = (uintptr_t)c->mem, .length = 100,
+		.lkey = tx_env.pd->local_dma_lkey,
+	};
+}
+
+/* A signalled Read into @sge from TX_RADDR under TX_RSTAG. */
+static struct ib_rdma_wr tx_read_wr(u64 wr_id, struct ib_sge *sge)
+{
+	return (struct ib_rdma_wr) {
+		.wr = { .wr_id = wr_id, .opcode = IB_WR_RDMA_READ,
+			.sg_list = sge, .num_sge = 1,
+			.send_flags = IB_SEND_SIGNALED },
+		.remote_addr = TX_RADDR, .rkey = TX_RSTAG,
+	};
+}
+
+/*
+ * The Read (wr 1) posted first goes out; the fenced WQE behind it stays
+ * back, nothing completes, until the Read is done.
+ */
+static void tx_fence_release(struct kunit *test, struct tx_ctx *c,
+			     struct ib_cq *cq, struct rsw_qp *rqp)
+{
+	struct ib_wc wc;
+	u32 idx;
+
+	KUNIT_EXPECT_EQ(test, rsw_tx_process(c->tx, rqp, 16), 1);
+	KUNIT_EXPECT_EQ(test, rsw_tx_process(c->tx, rqp, 16), 0);
+	KUNIT_EXPECT_EQ(test, ib_poll_cq(cq, 1, &wc), 0);
+	KUNIT_ASSERT_TRUE(test, rsw_tx_read_done(c->tx, &idx));
+	rsw_qp_sq_complete(rqp, idx, RDMAP_SW_WC_SUCCESS, 100);
+	tx_expect_wc(test, cq, 1, IB_WC_SUCCESS, 100);
+}
+
 /*
  * A Read stays outstanding; a fenced Send waits for it, and ORD 1 holds
  * back a second Read.  rsw_tx_read_done() releases them.
@@ -1217,39 +1255,19 @@ static void tx_qp_read_fence(struct kunit *test)
 	struct tx_ctx *c = tx_ctx(test, true, 1);
 	struct ib_cq *cq;
 	struct ib_qp *qp = tx_qp(test, &cq);
-	struct ib_sge sge = {
-		.addr = (uintptr_t)c->mem, .length = 100,
-		.lkey = tx_env.pd->local_dma_lkey,
-	};
-	struct ib_rdma_wr rd[2] = {
-		{ .wr = { .wr_id = 1, .opcode = IB_WR_RDMA_READ,
-			  .sg_list = &sge, .num_sge = 1,
-			  .send_flags = IB_SEND_SIGNALED },
-		  .remote_addr = TX_RADDR, .rkey = TX_RSTAG },
-		{ .wr = { .wr_id = 3, .opcode = IB_WR_RDMA_READ,
-			  .sg_list = &sge, .num_sge = 1,
-			  .send_flags = IB_SEND_SIGNALED },
-		  .remote_addr = TX_RADDR, .rkey = TX_RSTAG },
-	};
+	struct ib_sge sge = tx_mem_sge(c);
+	struct ib_rdma_wr rd[2] = { tx_read_wr(1, &sge), tx_read_wr(3, &sge) };
 	struct ib_send_wr send = {
 		.wr_id = 2, .opcode = IB_WR_SEND, .sg_list = &sge, .num_sge = 1,
 		.send_flags = IB_SEND_SIGNALED | IB_SEND_FENCE,
 	};
 	struct rsw_qp *rqp = to_rsw_qp(qp);
-	struct ib_wc wc;
-	u32 idx;
 
 	rd[0].wr.next = &send;
 	send.next = &rd[1].wr;
 	KUNIT_ASSERT_EQ(test, ib_post_send(qp, &rd[0].wr, NULL), 0);
-	KUNIT_EXPECT_EQ(test, rsw_tx_process(c->tx, rqp, 16), 1);
+	tx_fence_release(test, c, cq, rqp);
 	KUNIT_EXPECT_EQ(test, c->sink.fpdus, 1);
-	KUNIT_EXPECT_EQ(test, rsw_tx_process(c->tx, rqp, 16), 0);
-	KUNIT_EXPECT_EQ(test, ib_poll_cq(cq, 1, &wc), 0);
-
-	KUNIT_ASSERT_TRUE(test, rsw_tx_read_done(c->tx, &idx));
-	rsw_qp_sq_complete(rqp, idx, RDMAP_SW_WC_SUCCESS, 100);
-	tx_expect_wc(test, cq, 1, IB_WC_SUCCESS, 100);
 	/* The Send goes; the second Read takes the ORD slot. */
 	KUNIT_EXPECT_EQ(test, rsw_tx_process(c->tx, rqp, 16), 2);
 	KUNIT_EXPECT_EQ(test, c->sink.fpdus, 3);
@@ -1265,6 +1283,35 @@ static void tx_qp_read_fence(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, c->rec->seg[1].opcode, RSW_OP_SEND);
 	KUNIT_EXPECT_EQ(test, c->rec->seg[2].opcode, RSW_OP_READ_REQ);
 	KUNIT_EXPECT_EQ(test, c->rec->seg[2].msn, 2);
+}
+
+/*
+ * Regression: a LOCAL_INV posted with IB_SEND_FENCE behind an outstanding
+ * Read ran as soon as it was taken.  It waits like a fenced wire WQE and
+ * runs (its status does not matter here: no such STag) once the Read is
+ * done.
+ */
+static void tx_qp_fenced_local(struct kunit *test)
+{
+	struct tx_ctx *c = tx_ctx(test, true, 1);
+	struct ib_cq *cq;
+	struct ib_qp *qp = tx_qp(test, &cq);
+	struct ib_sge sge = tx_mem_sge(c);
+	struct ib_rdma_wr rd = tx_read_wr(1, &sge);
+	struct ib_send_wr inv = {
+		.wr_id = 2, .opcode = IB_WR_LOCAL_INV,
+		.send_flags = IB_SEND_SIGNALED | IB_SEND_FENCE,
+		.ex.invalidate_rkey = 0x00777700,
+	};
+	struct rsw_qp *rqp = to_rsw_qp(qp);
+	struct ib_wc wc;
+
+	rd.wr.next = &inv;
+	KUNIT_ASSERT_EQ(test, ib_post_send(qp, &rd.wr, NULL), 0);
+	tx_fence_release(test, c, cq, rqp);
+	KUNIT_EXPECT_EQ(test, rsw_tx_process(c->tx, rqp, 16), 1);
+	KUNIT_ASSERT_EQ(test, ib_poll_cq(cq, 1, &wc), 1);
+	KUNIT_EXPECT_EQ(test, wc.wr_id, 2);
 }
 
 /* ---------------------------------------------------------- socket sink */
@@ -1669,6 +1716,7 @@ static struct kunit_case tx_cases[] = {
 	KUNIT_CASE(tx_qp_coalesce),
 	KUNIT_CASE(tx_qp_bad_lkey),
 	KUNIT_CASE(tx_qp_read_fence),
+	KUNIT_CASE(tx_qp_fenced_local),
 	KUNIT_CASE(tx_qp_resume_abort),
 	KUNIT_CASE(tx_sock_stream),
 	KUNIT_CASE(tx_wire_atomic_request),

@@ -108,7 +108,7 @@ static struct rsw_cq *rsw_cq_alloc(void)
 		errno = ENOMEM;
 		return NULL;
 	}
-	ret = pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	ret = pthread_mutex_init(&cq->lock, NULL);
 	if (ret) {
 		free(cq);
 		errno = ret;
@@ -119,7 +119,7 @@ static struct rsw_cq *rsw_cq_alloc(void)
 
 static void rsw_cq_free(struct rsw_cq *cq, int err)
 {
-	pthread_spin_destroy(&cq->lock);
+	pthread_mutex_destroy(&cq->lock);
 	free(cq);
 	errno = err;
 }
@@ -157,7 +157,7 @@ int rsw_destroy_cq(struct ibv_cq *ibcq)
 	if (ret)
 		return ret;
 	munmap(cq->map, cq->map_len);
-	pthread_spin_destroy(&cq->lock);
+	pthread_mutex_destroy(&cq->lock);
 	free(cq);
 	return 0;
 }
@@ -168,8 +168,9 @@ int rsw_destroy_cq(struct ibv_cq *ibcq)
  * last ctrl.cons, the command copies the pending entries into a new ring
  * at the same indices and switches the producer to it; we map it and drop
  * the old one.  cons carries on unchanged.  If the new ring cannot be
- * mapped the kernel has switched regardless: the CQ is lost to us, which
- * we say loudly (the old ring stays mapped but gets no new entries).
+ * mapped the kernel has switched regardless: the CQ is lost to us.  We
+ * say so loudly and mark it failed (cq->err), so that every later poll
+ * and arm fails instead of waiting on a ring that gets no new entries.
  */
 int rsw_resize_cq(struct ibv_cq *ibcq, int cqe)
 {
@@ -180,7 +181,10 @@ int rsw_resize_cq(struct ibv_cq *ibcq, int cqe)
 	struct rdmap_sw_cq_ctrl *ctrl;
 	int ret;
 
-	pthread_spin_lock(&cq->lock);
+	pthread_mutex_lock(&cq->lock);
+	ret = cq->err;
+	if (ret)
+		goto out;
 	ret = ibv_cmd_resize_cq(ibcq, cqe, &cmd.ibv_cmd, sizeof(cmd),
 				&resp.ibv_resp, sizeof(resp));
 	if (ret)
@@ -198,12 +202,13 @@ int rsw_resize_cq(struct ibv_cq *ibcq, int cqe)
 			  "CQ %p resized, but its new ring (size %u, len %llu) cannot be used: %s\n",
 			  ibcq, r->size, (unsigned long long)r->mmap_len,
 			  strerror(ret));
+		cq->err = ret;
 		goto out;
 	}
 	munmap(cq->map, cq->map_len);
 	rsw_cq_use(cq, ctrl, r->mmap_len, r->size);
 out:
-	pthread_spin_unlock(&cq->lock);
+	pthread_mutex_unlock(&cq->lock);
 	return ret;
 }
 
@@ -293,7 +298,12 @@ int rsw_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 	uint32_t start;
 	int n = 0;
 
-	pthread_spin_lock(&cq->lock);
+	pthread_mutex_lock(&cq->lock);
+	n = -cq->err;		/* ibv_poll_cq: negative on error */
+	if (n) {
+		pthread_mutex_unlock(&cq->lock);
+		return n;
+	}
 	start = cq->cons;
 	while (n < num_entries) {
 		const struct rdmap_sw_cqe *cqe =
@@ -310,7 +320,7 @@ int rsw_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 	if (cq->cons != start)
 		rsw_store_release(&cq->ctrl->cons, cq->cons);
 	rsw_cq_check_overrun(cq);
-	pthread_spin_unlock(&cq->lock);
+	pthread_mutex_unlock(&cq->lock);
 	return n;
 }
 
@@ -328,9 +338,15 @@ int rsw_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 	uint32_t want = solicited_only ? RDMAP_SW_CQ_NOTIFY_SOLICITED :
 					 RDMAP_SW_CQ_NOTIFY_NEXT;
 	uint32_t cur;
+	int ret;
 
 	/* Never arm a ring a resize is replacing. */
-	pthread_spin_lock(&cq->lock);
+	pthread_mutex_lock(&cq->lock);
+	ret = cq->err;
+	if (ret) {
+		pthread_mutex_unlock(&cq->lock);
+		return ret;
+	}
 	notify = (_Atomic(uint32_t) *)&cq->ctrl->notify;
 	cur = atomic_load_explicit(notify, memory_order_relaxed);
 	while (cur < want &&
@@ -339,7 +355,7 @@ int rsw_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 						      memory_order_relaxed))
 		;
 	rsw_full_barrier();
-	pthread_spin_unlock(&cq->lock);
+	pthread_mutex_unlock(&cq->lock);
 	return 0;
 }
 
@@ -381,12 +397,12 @@ static int rsw_start_poll(struct ibv_cq_ex *ibcq, struct ibv_poll_cq_attr *attr)
 
 	if (attr->comp_mask)
 		return EINVAL;
-	pthread_spin_lock(&cq->lock);
+	pthread_mutex_lock(&cq->lock);
 	cq->poll_start = cq->cons;
-	ret = rsw_cq_ex_take(cq);
+	ret = cq->err ? cq->err : rsw_cq_ex_take(cq);
 	/* Nothing taken: the caller will not call end_poll. */
 	if (ret)
-		pthread_spin_unlock(&cq->lock);
+		pthread_mutex_unlock(&cq->lock);
 	return ret;
 }
 
@@ -403,7 +419,7 @@ static void rsw_end_poll(struct ibv_cq_ex *ibcq)
 	if (cq->cons != cq->poll_start)
 		rsw_store_release(&cq->ctrl->cons, cq->cons);
 	rsw_cq_check_overrun(cq);
-	pthread_spin_unlock(&cq->lock);
+	pthread_mutex_unlock(&cq->lock);
 }
 
 static enum ibv_wc_opcode rsw_read_opcode(struct ibv_cq_ex *ibcq)

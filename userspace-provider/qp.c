@@ -638,20 +638,25 @@ static void rsw_wr_rdma_read(struct ibv_qp_ex *qpx, uint32_t rkey,
 static void rsw_wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw,
 			   uint32_t rkey, const struct ibv_mw_bind_info *info)
 {
+	struct rsw_qp *qp = qpx_to_rsw_qp(qpx);
 	struct rdmap_sw_sqe *sqe;
 
-	sqe = rsw_wr_new(qpx_to_rsw_qp(qpx), RDMAP_SW_WR_BIND_MW);
+	sqe = rsw_wr_new(qp, RDMAP_SW_WR_BIND_MW);
 	if (sqe)
 		rsw_fill_bind(sqe, rkey, info);
+	/* Complete: a set_* now would overwrite the bind (union with sge[]). */
+	qp->wr_cur = NULL;
 }
 
 static void rsw_wr_local_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
 {
+	struct rsw_qp *qp = qpx_to_rsw_qp(qpx);
 	struct rdmap_sw_sqe *sqe;
 
-	sqe = rsw_wr_new(qpx_to_rsw_qp(qpx), RDMAP_SW_WR_LOCAL_INV);
+	sqe = rsw_wr_new(qp, RDMAP_SW_WR_LOCAL_INV);
 	if (sqe)
 		sqe->inv_stag = invalidate_rkey;
+	qp->wr_cur = NULL;	/* complete: a set_* fails the batch */
 }
 
 /*
@@ -822,6 +827,13 @@ int rsw_wq_post_recv(struct rsw_wq *rq, struct ibv_recv_wr *wr,
 	int ret = 0;
 
 	pthread_spin_lock(&rq->lock);
+	/* An SRQ resizing or lost (srq.c): nothing goes to its ring. */
+	if (rq->err) {
+		ret = rq->err;
+		pthread_spin_unlock(&rq->lock);
+		*bad_wr = wr;
+		return ret;
+	}
 	/* An SRQ resize replaces the ring under the lock (srq.c). */
 	ring = rq->ring;
 	start = rq->tail;

@@ -93,7 +93,16 @@ struct rsw_pd {
  */
 struct rsw_cq {
 	struct verbs_cq vcq;
-	pthread_spinlock_t lock;
+	/*
+	 * A mutex, not a spinlock: a resize holds it across its system call
+	 * and mmap(), and other threads then sleep instead of spinning.
+	 */
+	pthread_mutex_t lock;
+	/*
+	 * 0, or why the CQ is lost (the kernel switched to a ring we could
+	 * not map): polls and arms fail with it from then on.
+	 */
+	int err;
 	void *map;
 	size_t map_len;
 	struct rdmap_sw_cq_ctrl *ctrl;
@@ -119,6 +128,13 @@ struct rsw_cq {
  */
 struct rsw_wq {
 	pthread_spinlock_t lock;
+	/*
+	 * 0, or what posting fails with: EAGAIN while an SRQ resize runs its
+	 * system call (the lock is not held across it; srq.c waits and posts
+	 * again), the reason once the SRQ is lost (the kernel switched to a
+	 * ring we could not map).
+	 */
+	int err;
 	void *map;
 	size_t map_len;
 	struct rdmap_sw_wq_ctrl *ctrl;
@@ -154,6 +170,11 @@ struct rsw_qp {
 struct rsw_srq {
 	struct verbs_srq vsrq;
 	struct rsw_wq rq;
+	/*
+	 * Held by a resize across its system call and mmap(); a poster that
+	 * finds rq.err == EAGAIN sleeps on it until the resize is done.
+	 */
+	pthread_mutex_t resize_lock;
 };
 
 static inline struct rsw_device *to_rsw_device(struct ibv_device *ibdev)

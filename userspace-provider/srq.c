@@ -32,10 +32,13 @@ struct ibv_srq *rsw_create_srq(struct ibv_pd *pd,
 		errno = ENOMEM;
 		return NULL;
 	}
+	ret = pthread_mutex_init(&srq->resize_lock, NULL);
+	if (ret)
+		goto err_free;
 	ret = ibv_cmd_create_srq(pd, &srq->vsrq.srq, attr, &cmd.ibv_cmd,
 				 sizeof(cmd), &resp.ibv_resp, sizeof(resp));
 	if (ret)
-		goto err_free;
+		goto err_mutex;
 	/* The kernel must map a ring; a zero size would be "no queue". */
 	if (!resp.size) {
 		ret = EPROTO;
@@ -56,6 +59,8 @@ struct ibv_srq *rsw_create_srq(struct ibv_pd *pd,
 
 err_destroy:
 	ibv_cmd_destroy_srq(&srq->vsrq.srq);
+err_mutex:
+	pthread_mutex_destroy(&srq->resize_lock);
 err_free:
 	free(srq);
 	errno = ret;
@@ -64,7 +69,8 @@ err_free:
 
 /*
  * Switch to the ring a resize answered with: same indices (the kernel set
- * its ctrl.tail to ours), so only the mapping changes.  rq.lock held.
+ * its ctrl.tail to ours), so only the mapping changes.  Posts are held
+ * off (rq.err); the switch itself takes rq.lock.
  */
 static int rsw_srq_remap(struct rsw_srq *srq, int cmd_fd,
 			 const struct rdmap_sw_uresp_resize_srq *r)
@@ -83,22 +89,54 @@ static int rsw_srq_remap(struct rsw_srq *srq, int cmd_fd,
 		return EPROTO;
 	}
 	munmap(srq->rq.map, srq->rq.map_len);
+	pthread_spin_lock(&srq->rq.lock);
 	srq->rq.map = fresh.map;
 	srq->rq.map_len = fresh.map_len;
 	srq->rq.ctrl = fresh.ctrl;
 	srq->rq.ring = fresh.ring;
 	srq->rq.size = fresh.size;
+	pthread_spin_unlock(&srq->rq.lock);
 	pthread_spin_destroy(&fresh.lock);
 	return 0;
 }
 
 /*
+ * Hold posts off for a resize, or fail if the SRQ is lost.  The post lock
+ * is never held across the system call: rq.err == EAGAIN under it keeps
+ * entries out of the old ring instead, and posters then sleep on
+ * resize_lock (taken first, so that they find it held).
+ */
+static int rsw_srq_hold_posts(struct rsw_srq *srq)
+{
+	int ret;
+
+	pthread_mutex_lock(&srq->resize_lock);
+	pthread_spin_lock(&srq->rq.lock);
+	ret = srq->rq.err;
+	if (!ret)
+		srq->rq.err = EAGAIN;
+	pthread_spin_unlock(&srq->rq.lock);
+	if (ret)
+		pthread_mutex_unlock(&srq->resize_lock);
+	return ret;
+}
+
+/* Let posts go on, or fail for good with @err. */
+static void rsw_srq_release_posts(struct rsw_srq *srq, int err)
+{
+	pthread_spin_lock(&srq->rq.lock);
+	srq->rq.err = err;
+	pthread_spin_unlock(&srq->rq.lock);
+	pthread_mutex_unlock(&srq->resize_lock);
+}
+
+/*
  * IBV_SRQ_MAX_WR resizes (ABI header, shared receive queues): the kernel
  * copies the posted entries into a new ring and writes where it is to
- * the answer we point it at.  The post lock is held throughout, so no
- * entry of ours lands in the old ring after the kernel read its tail.  If
- * the kernel switched but the new ring cannot be mapped, the SRQ is lost
- * to us and we say so.
+ * the answer we point it at.  Posts are held off throughout, so no entry
+ * of ours lands in the old ring after the kernel read its tail.  If the
+ * kernel switched but the new ring cannot be mapped, the SRQ is lost to
+ * us: we say so and every later post fails with the reason.
  */
 int rsw_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
 		   int mask)
@@ -106,23 +144,27 @@ int rsw_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
 	struct rsw_srq *srq = to_rsw_srq(ibsrq);
 	struct rdmap_sw_uresp_resize_srq answer = {};
 	struct rsw_cmd_modify_srq cmd = {};
-	int ret;
+	int ret, lost = 0;
 
 	if (!(mask & IBV_SRQ_MAX_WR))
 		return ibv_cmd_modify_srq(ibsrq, attr, mask, &cmd.ibv_cmd,
 					  sizeof(cmd));
 	cmd.response = (uintptr_t)&answer;
-	pthread_spin_lock(&srq->rq.lock);
+	ret = rsw_srq_hold_posts(srq);
+	if (ret)
+		return ret;
 	ret = ibv_cmd_modify_srq(ibsrq, attr, mask, &cmd.ibv_cmd, sizeof(cmd));
 	if (!ret) {
 		ret = rsw_srq_remap(srq, ibsrq->context->cmd_fd, &answer);
-		if (ret)
+		if (ret) {
 			verbs_err(verbs_get_ctx(ibsrq->context),
 				  "SRQ %p resized, but its new ring (%u entries, %llu bytes) cannot be used: %s\n",
 				  ibsrq, answer.size,
 				  (unsigned long long)answer.len, strerror(ret));
+			lost = ret;
+		}
 	}
-	pthread_spin_unlock(&srq->rq.lock);
+	rsw_srq_release_posts(srq, lost);
 	return ret;
 }
 
@@ -142,6 +184,7 @@ int rsw_destroy_srq(struct ibv_srq *ibsrq)
 	if (ret)
 		return ret;
 	rsw_wq_unmap(&srq->rq);
+	pthread_mutex_destroy(&srq->resize_lock);
 	free(srq);
 	return 0;
 }
@@ -149,7 +192,15 @@ int rsw_destroy_srq(struct ibv_srq *ibsrq)
 int rsw_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 		      struct ibv_recv_wr **bad_wr)
 {
+	struct rsw_srq *srq = to_rsw_srq(ibsrq);
 	bool posted;
+	int ret;
 
-	return rsw_wq_post_recv(&to_rsw_srq(ibsrq)->rq, wr, bad_wr, &posted);
+	/* EAGAIN: a resize runs and nothing was posted; wait for its end. */
+	while ((ret = rsw_wq_post_recv(&srq->rq, wr, bad_wr, &posted)) ==
+	       EAGAIN) {
+		pthread_mutex_lock(&srq->resize_lock);
+		pthread_mutex_unlock(&srq->resize_lock);
+	}
+	return ret;
 }

@@ -48,20 +48,25 @@
  * Event bit and for every failed entry, as IBTA and libibverbs define a
  * solicited completion.
  *
- * Resize (resize_cq, kernel and user CQs).  The indices carry on across
- * the resize, so neither side renumbers anything: a new ring is allocated
- * (a user CQ's charged to the process and published through umap.c, its
- * offset answered before the switch), its empty slots are prepared for
- * the consumer index of the moment, and then, under cons_lock and
- * prod_lock, the pending entries cons .. prod - 1 are copied with their
- * QPs, the arm word and flags, and the ring pointers switched.  Producers
+ * Resize (resize_cq, kernel and user CQs; resize_mutex serialises them).
+ * The indices carry on across the resize, so neither side renumbers
+ * anything: a new ring is allocated (a user CQ's charged to the process
+ * and published through umap.c, its offset answered before the switch);
+ * outside the locks its empty slots are prepared for the consumer index
+ * of the moment and the entries published so far are copied, in a few
+ * rounds.  Then, under cons_lock and prod_lock, the entries produced
+ * since the last round are copied, a kernel CQ's pending entries' QPs,
+ * the arm word and flags, and the ring pointers switched.  Producers
  * wait on prod_lock meanwhile, so an entry goes either into the old ring
- * before the copy or into the new one.  Too many pending entries (or a
- * user cons out of range) refuse the resize with -EINVAL before anything
- * changed.  The replaced ring is freed afterwards, a user CQ's by
- * removing its mapping entry: the process may still have it mapped, and
- * umap.c frees nothing under a mapping.  The copy runs with interrupts
- * off, in time linear in the pending entries only.  The ABI header has
+ * before the copy or into the new one.  Too many pending entries, a user
+ * cons out of range, or one that moved a ring or more since the
+ * preparation (the process may not consume during the command) refuse
+ * the resize with -EINVAL before anything changed.  The work done with
+ * interrupts off is thus bounded by the producers' pace during the last
+ * round (and a kernel CQ's own pending entries), never by what the
+ * process writes into the ring.  The replaced ring is freed afterwards, a
+ * user CQ's by removing its mapping entry: the process may still have it
+ * mapped, and umap.c frees nothing under a mapping.  The ABI header has
  * the process's half.
  *
  * Teardown (pre_destroy_cq, then post_destroy_cq; destroy_cq does both):
@@ -86,6 +91,13 @@
 static_assert(sizeof(struct rdmap_sw_cqe) == 32);
 static_assert(sizeof(struct rdmap_sw_cq_ctrl) == 128);
 static_assert(offsetof(struct rdmap_sw_cq_ctrl, cons) == 64);
+
+/*
+ * Resize: rounds of copying outside the locks, and how many entries
+ * produced meanwhile may be left for the copy with interrupts off.
+ */
+#define RSW_CQ_COPY_ROUNDS 4
+#define RSW_CQ_LOCKED_COPY 1024
 
 static struct workqueue_struct *rsw_cq_wq;
 /* The batch of this CPU's softirq producer, if one is open. */
@@ -146,7 +158,8 @@ VISIBLE_IF_KUNIT void rsw_cq_reset(struct rsw_cq *cq, u32 start)
 		u32 n = start + i;
 
 		WRITE_ONCE(cq->cqe[n & cq->mask].seq, n - cq->size);
-		cq->qp[n & cq->mask] = NULL;
+		if (cq->qp)
+			cq->qp[n & cq->mask] = NULL;
 	}
 	ctrl->size = cq->size;
 	ctrl->mask = cq->mask;
@@ -165,7 +178,7 @@ EXPORT_SYMBOL_IF_KUNIT(rsw_cq_reset);
 /*
  * The ring is one zeroed, page-aligned vmalloc buffer so that it can be
  * mapped into a process as it is; a user CQ's is charged to the process
- * (umap.c), and so is its back-pointer array.
+ * (umap.c).  Only a kernel CQ has a back-pointer array.
  */
 static size_t rsw_cq_ring_len(u32 size)
 {
@@ -179,17 +192,20 @@ static size_t rsw_cq_ring_len(u32 size)
  * in and is left holding the one it replaced.  A user CQ's buffer is owned
  * by umap once published.
  */
-static int rsw_cq_ring_alloc(struct rsw_cq_ring *r, u32 size, bool user)
+VISIBLE_IF_KUNIT int rsw_cq_ring_alloc(struct rsw_cq_ring *r, u32 size,
+				       bool user)
 {
 	void *buf = rsw_umap_alloc(rsw_cq_ring_len(size), user);
 
 	if (!buf)
 		return -ENOMEM;
-	r->qp = kvcalloc(size, sizeof(*r->qp),
-			 user ? RSW_GFP_USER : GFP_KERNEL);
-	if (!r->qp) {
-		vfree(buf);
-		return -ENOMEM;
+	r->qp = NULL;
+	if (!user) {
+		r->qp = kvcalloc(size, sizeof(*r->qp), GFP_KERNEL);
+		if (!r->qp) {
+			vfree(buf);
+			return -ENOMEM;
+		}
 	}
 	r->ctrl = buf;
 	r->cqe = buf + sizeof(*r->ctrl);
@@ -198,9 +214,10 @@ static int rsw_cq_ring_alloc(struct rsw_cq_ring *r, u32 size, bool user)
 	r->umap = NULL;
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(rsw_cq_ring_alloc);
 
 /* Free @r (a ring never switched in, or the one switched out). */
-static void rsw_cq_ring_free(struct rsw_cq_ring *r)
+VISIBLE_IF_KUNIT void rsw_cq_ring_free(struct rsw_cq_ring *r)
 {
 	kvfree(r->qp);
 	if (r->umap)
@@ -208,6 +225,7 @@ static void rsw_cq_ring_free(struct rsw_cq_ring *r)
 	else
 		vfree(r->ctrl);
 }
+EXPORT_SYMBOL_IF_KUNIT(rsw_cq_ring_free);
 
 /* Whether a batch may be open here: softirq, not a hard IRQ inside it. */
 static bool rsw_cq_batch_context(void)
@@ -396,6 +414,8 @@ static int rsw_create_cq(struct ib_cq *ibcq,
 				!!udata);
 	if (ret)
 		goto err_uncount;
+	cq->user = !!udata;
+	mutex_init(&cq->resize_mutex);
 	spin_lock_init(&cq->prod_lock);
 	spin_lock_init(&cq->cons_lock);
 	INIT_WORK(&cq->notify_work, rsw_cq_notify_work);
@@ -443,6 +463,7 @@ static void rsw_post_destroy_cq(struct ib_cq *ibcq)
 		rsw_umap_remove(cq->umap);	/* frees the ring when unused */
 	else
 		vfree(cq->ctrl);
+	mutex_destroy(&cq->resize_mutex);
 	atomic_dec(&to_rsw_dev(ibcq->device)->num_cq);
 }
 
@@ -495,7 +516,8 @@ static void rsw_cq_publish(struct rsw_cq *cq, const struct rdmap_sw_cqe *src,
 	dst->flags = (src->flags & ~RDMAP_SW_CQE_SOLICITED) |
 		     (solicited ? RDMAP_SW_CQE_SOLICITED : 0);
 	dst->reserved = 0;
-	cq->qp[n & cq->mask] = qp;
+	if (cq->qp)
+		cq->qp[n & cq->mask] = qp;
 	/* The entry, then its seq, then prod: see the consumers' acquires. */
 	smp_store_release(&dst->seq, n);
 	cq->prod = n + 1;
@@ -545,7 +567,7 @@ void rsw_cq_discard_qp(struct rsw_cq *cq, struct ib_qp *qp)
 	u32 n, end;
 
 	/* The process polls a user CQ and never sees ib_qp pointers. */
-	if (cq->umap)
+	if (cq->user)
 		return;
 	spin_lock_irqsave(&cq->cons_lock, flags);
 	/* Entries before end are published and stay put until polled. */
@@ -586,7 +608,7 @@ static int rsw_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 	u32 n;
 
 	/* The process is a user CQ's only consumer (uverbs' poll_cq too). */
-	if (cq->umap)
+	if (cq->user)
 		return -EINVAL;
 	spin_lock_irqsave(&cq->cons_lock, flags);
 	for (n = cq->cons; polled < num_entries; n++) {
@@ -665,27 +687,84 @@ static void rsw_cq_ring_stale(struct rsw_cq_ring *r, u32 start)
 }
 
 /*
- * Fill @r for the indices @cons on: the slots rsw_cq_ring_stale(@guess)
- * did not prepare for them are prepared now, then the pending entries
- * cons .. prod - 1 are copied with their seq and QP.  Both locks held;
- * nobody else uses @r yet.
+ * Copy the entries @from .. @to - 1 of @cq's ring into @r, each with
+ * seq == n (ours, whatever the process wrote), only the last r->size of
+ * them if there are more.  In increasing order, so that an index copied
+ * later wins its slot.
  */
-static void rsw_cq_ring_fill(struct rsw_cq *cq, struct rsw_cq_ring *r,
-			     u32 cons, u32 guess)
+static void rsw_cq_ring_copy(struct rsw_cq *cq, struct rsw_cq_ring *r,
+			     u32 from, u32 to)
 {
 	u32 n;
 
-	if (cons - guess >= r->size)
-		rsw_cq_ring_stale(r, cons);
-	else
-		for (n = guess + r->size; n != cons + r->size; n++)
-			r->cqe[n & r->mask].seq = n - r->size;
-	for (n = cons; n != cq->prod; n++) {
+	if (to - from > r->size)
+		from = to - r->size;
+	for (n = from; n != to; n++) {
 		r->cqe[n & r->mask] = cq->cqe[n & cq->mask];
-		/* Ours, whatever the process wrote into its ring. */
 		r->cqe[n & r->mask].seq = n;
-		r->qp[n & r->mask] = cq->qp[n & cq->mask];
 	}
+}
+
+/* The producer's index, with every entry before it published. */
+static u32 rsw_cq_prod(struct rsw_cq *cq)
+{
+	unsigned long flags;
+	u32 prod;
+
+	spin_lock_irqsave(&cq->prod_lock, flags);
+	prod = cq->prod;
+	spin_unlock_irqrestore(&cq->prod_lock, flags);
+	return prod;
+}
+
+/*
+ * Prepare @r outside the locks for the consumer index @guess: every slot
+ * empty, then the entries published from @guess on copied, in rounds
+ * until few are left for rsw_cq_switch() to copy with interrupts off.
+ * resize_mutex keeps @cq's ring in place.  Entries before the consumer's
+ * index at the switch are never read again; the others stay put in the
+ * old ring until then (a process that moves ctrl.cons meanwhile garbles
+ * only its own entries' contents).  Returns the index @r is filled up to.
+ */
+VISIBLE_IF_KUNIT u32 rsw_cq_ring_prepare(struct rsw_cq *cq,
+					 struct rsw_cq_ring *r, u32 guess,
+					 u32 prod)
+{
+	unsigned int round;
+	u32 from = guess;
+
+	lockdep_assert_held(&cq->resize_mutex);
+	rsw_cq_ring_stale(r, guess);
+	for (round = 0; round < RSW_CQ_COPY_ROUNDS; round++) {
+		rsw_cq_ring_copy(cq, r, from, prod);
+		from = prod;
+		prod = rsw_cq_prod(cq);
+		if (prod - from <= RSW_CQ_LOCKED_COPY)
+			break;
+	}
+	return from;
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_cq_ring_prepare);
+
+/*
+ * Complete @r for the indices @cons on: the entries @copied .. prod - 1
+ * that rsw_cq_ring_prepare() did not copy, the QPs of a kernel CQ's
+ * pending entries, the control words.  A slot of an index before @cons
+ * holds that index's entry (seq == n) or is still empty, so it reads
+ * as empty for the index it carries next: nothing to prepare there.
+ * Both locks held; nobody else uses @r yet.
+ */
+static void rsw_cq_ring_fill(struct rsw_cq *cq, struct rsw_cq_ring *r,
+			     u32 cons, u32 copied)
+{
+	u32 n;
+
+	lockdep_assert_held(&cq->cons_lock);
+	lockdep_assert_held(&cq->prod_lock);
+	rsw_cq_ring_copy(cq, r, copied, cq->prod);
+	if (r->qp)
+		for (n = cons; n != cq->prod; n++)
+			r->qp[n & r->mask] = cq->qp[n & cq->mask];
 	r->ctrl->size = r->size;
 	r->ctrl->mask = r->mask;
 	r->ctrl->flags = READ_ONCE(cq->ctrl->flags);
@@ -699,17 +778,44 @@ static u32 rsw_cq_cons(struct rsw_cq *cq)
 {
 	lockdep_assert_held(&cq->cons_lock);
 	/* Pairs with the consumer's release: its copies are done. */
-	return cq->umap ? smp_load_acquire(&cq->ctrl->cons) : cq->cons;
+	return cq->user ? smp_load_acquire(&cq->ctrl->cons) : cq->cons;
 }
 
 /*
- * Switch @r in for the ring of @cq, which @r then holds, if the pending
- * entries fit: -EINVAL, nothing changed, if they do not (or a user CQ's
- * consumer index is not one of the ring's).  Producers, pollers and
- * arming wait on the two locks meanwhile; every entry pushed before is
- * copied, every one after goes to the new ring.
+ * The consumer's index *@guess and the producer's *@prod before the
+ * resize; -EINVAL if the consumer's is not one of the ring's (a bogus
+ * user ctrl.cons).
  */
-static int rsw_cq_switch(struct rsw_cq *cq, struct rsw_cq_ring *r, u32 guess)
+VISIBLE_IF_KUNIT int rsw_cq_snapshot(struct rsw_cq *cq, u32 *guess,
+				     u32 *prod)
+{
+	unsigned long flags;
+	int ret = 0;
+
+	spin_lock_irqsave(&cq->cons_lock, flags);
+	spin_lock(&cq->prod_lock);
+	*guess = rsw_cq_cons(cq);
+	*prod = cq->prod;
+	if (*prod - *guess > cq->size)
+		ret = -EINVAL;
+	spin_unlock(&cq->prod_lock);
+	spin_unlock_irqrestore(&cq->cons_lock, flags);
+	return ret;
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_cq_snapshot);
+
+/*
+ * Switch @r, prepared for the consumer index @guess and filled up to
+ * @copied, in for the ring of @cq, which @r then holds, if the pending
+ * entries fit: -EINVAL, nothing changed, if they do not, or if a user
+ * CQ's consumer index is not one of the ring's or moved a ring or more
+ * from @guess (the process broke the protocol: it may not consume
+ * during the command).  Producers, pollers and arming wait on the two
+ * locks meanwhile, for a copy of the entries produced since the last
+ * round of rsw_cq_ring_prepare() (and a kernel CQ's QP pointers).
+ */
+VISIBLE_IF_KUNIT int rsw_cq_switch(struct rsw_cq *cq, struct rsw_cq_ring *r,
+				   u32 guess, u32 copied)
 {
 	unsigned long flags;
 	int ret = -EINVAL;
@@ -720,7 +826,9 @@ static int rsw_cq_switch(struct rsw_cq *cq, struct rsw_cq_ring *r, u32 guess)
 	cons = rsw_cq_cons(cq);
 	if (cq->prod - cons > cq->size || cq->prod - cons > r->size)
 		goto out;
-	rsw_cq_ring_fill(cq, r, cons, guess);
+	if (cq->user && cons - guess >= r->size)
+		goto out;
+	rsw_cq_ring_fill(cq, r, cons, copied);
 	swap(cq->ring, *r);
 	cq->base.cqe = cq->size;
 	ret = 0;
@@ -729,6 +837,7 @@ out:
 	spin_unlock_irqrestore(&cq->cons_lock, flags);
 	return ret;
 }
+EXPORT_SYMBOL_IF_KUNIT(rsw_cq_switch);
 
 /*
  * A user CQ's new ring: publish it and answer where it is, before it is
@@ -759,44 +868,44 @@ static int rsw_cq_resize_map(struct rsw_cq *cq, struct rsw_cq_ring *r,
 
 /*
  * ops.resize_cq (ib_resize_cq(), uverbs' RESIZE_CQ).  Process context, may
- * sleep.  The new ring is allocated (and, for a user CQ, charged and
- * published) first; the switch then copies the pending entries under the
- * producer and consumer locks, keeping their indices; the old ring is
- * freed last, or for a user CQ handed to umap.c, which frees it when the
+ * sleep.  The new ring is allocated, prepared (and, for a user CQ,
+ * charged and published) first; the switch then copies what is left
+ * under the producer and consumer locks, keeping the indices; the old
+ * ring is freed last, or for a user CQ handed to umap.c, which frees it when the
  * process has unmapped it.  A failure anywhere leaves the old ring working.
  */
 static int rsw_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 {
 	struct rsw_cq *cq = to_rsw_cq(ibcq);
 	struct rsw_cq_ring r;
-	unsigned long flags;
-	u32 guess;
+	u32 guess, prod;
 	int ret;
 
 	might_sleep();
 	if (cqe <= 0 || cqe > RSW_MAX_CQE)
 		return -EINVAL;
 	/* User CQs change only through uverbs, kernel CQs only without. */
-	if (!!udata != !!cq->umap)
+	if (!!udata != cq->user)
 		return -EINVAL;
 	if (udata && udata->inlen &&
 	    !ib_is_udata_cleared(udata, 0, udata->inlen))
 		return -EINVAL;
-	ret = rsw_cq_ring_alloc(&r, roundup_pow_of_two(cqe), !!udata);
+	ret = rsw_cq_ring_alloc(&r, roundup_pow_of_two(cqe), cq->user);
 	if (ret)
 		return ret;
-	/* Prepare the slots outside the locks, for where cons is now. */
-	spin_lock_irqsave(&cq->cons_lock, flags);
-	guess = rsw_cq_cons(cq);
-	spin_unlock_irqrestore(&cq->cons_lock, flags);
-	rsw_cq_ring_stale(&r, guess);
+	mutex_lock(&cq->resize_mutex);
+	ret = rsw_cq_snapshot(cq, &guess, &prod);
+	if (ret)
+		goto out_unlock;
+	prod = rsw_cq_ring_prepare(cq, &r, guess, prod);
 	if (udata) {
 		ret = rsw_cq_resize_map(cq, &r, udata);
 		if (ret)
-			goto out_free;
+			goto out_unlock;
 	}
-	ret = rsw_cq_switch(cq, &r, guess);
-out_free:
+	ret = rsw_cq_switch(cq, &r, guess, prod);
+out_unlock:
+	mutex_unlock(&cq->resize_mutex);
 	/* The replaced ring on success, the unused new one on failure. */
 	rsw_cq_ring_free(&r);
 	return ret;

@@ -15,6 +15,7 @@
 #ifndef RDMAP_SW_CQ_H
 #define RDMAP_SW_CQ_H
 
+#include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <linux/stddef.h>
 #include <linux/workqueue.h>
@@ -42,7 +43,8 @@ struct rsw_cq {
 		 * QP of each slot's entry, for ib_wc.qp; NULL marks an entry
 		 * discarded by rsw_cq_discard_qp().  Written by the producer
 		 * before it publishes the entry, rewritten only under
-		 * cons_lock.
+		 * cons_lock.  Kernel CQs only (NULL for a user CQ, whose
+		 * process names QPs by qp_num).
 		 */
 		struct ib_qp **qp;
 		/*
@@ -55,6 +57,11 @@ struct rsw_cq {
 		u32 size;
 		u32 mask;
 	);
+
+	/* Created with udata (a user CQ); never changes, read without locks. */
+	bool user;
+	/* Serialises resize_cq: it reads the ring outside the locks. */
+	struct mutex resize_mutex;
 
 	spinlock_t prod_lock;	/* prod, dead, overruns; queueing work */
 	u32 prod;		/* next index to fill */

@@ -184,6 +184,15 @@ void rsw_cq_discard_qp(struct rsw_cq *cq, struct ib_qp *qp);
 #if IS_ENABLED(CONFIG_KUNIT)
 /* Empty an idle CQ and restart its indices at @start; exported for KUnit. */
 void rsw_cq_reset(struct rsw_cq *cq, u32 start);
+/* resize_cq's steps, exported for KUnit (cq.c; struct rsw_cq_ring: cq.h). */
+struct rsw_cq_ring;
+int rsw_cq_ring_alloc(struct rsw_cq_ring *r, u32 size, bool user);
+void rsw_cq_ring_free(struct rsw_cq_ring *r);
+int rsw_cq_snapshot(struct rsw_cq *cq, u32 *guess, u32 *prod);
+u32 rsw_cq_ring_prepare(struct rsw_cq *cq, struct rsw_cq_ring *r, u32 guess,
+			u32 prod);
+int rsw_cq_switch(struct rsw_cq *cq, struct rsw_cq_ring *r, u32 guess,
+		  u32 copied);
 #endif
 
 /*
@@ -491,13 +500,17 @@ int rsw_wq_alloc_buf(struct rsw_wq *wq, bool user);
 int rsw_srq_alloc_buf(struct rsw_srq *srq, bool user);
 void rsw_srq_free_buf(struct rsw_srq *srq);
 /*
- * modify_srq(IB_SRQ_MAX_WR): switch @srq to the ring of @new (from
- * rsw_srq_alloc_buf(), size and mask set; a user SRQ's already mapped),
- * copying the posted entries to the same indices; @new is left holding
- * the ring it replaced, for rsw_srq_free_buf().  -EINVAL, nothing changed,
- * if they do not fit or a user SRQ's tail is refused.  Takes srq->lock.
+ * modify_srq(IB_SRQ_MAX_WR), srq->modify_mutex held: prepare @new (from
+ * rsw_srq_alloc_buf(), size and mask set) with the posted entries, up to
+ * the tail answered in *@copied, outside srq->lock; then switch @srq to
+ * it (a user SRQ's already mapped), copying what was posted since: @new
+ * then holds the ring it replaced, for rsw_srq_free_buf().  -EINVAL,
+ * nothing changed, if the entries do not fit, a user SRQ's tail is
+ * refused or moved since the preparation.  Both take srq->lock.
  */
-int rsw_srq_switch_ring(struct rsw_srq *srq, struct rsw_srq *new);
+int rsw_srq_prepare_ring(struct rsw_srq *srq, struct rsw_srq *new,
+			 u32 *copied);
+int rsw_srq_switch_ring(struct rsw_srq *srq, struct rsw_srq *new, u32 copied);
 /*
  * Copy an ib_sge list of @num_sge (at most @max_sge) into @dst and add up
  * its *@length (at most RSW_MAX_MSG_SIZE); -EINVAL if it does not pass.
@@ -539,16 +552,22 @@ void rsw_qp_last_wqe(struct rsw_qp *qp);
  * TX engine (runs only while a stream is attached, i.e. in RTS): take the
  * next send WQE.  RSW_SQ_WIRE: *@sqe is a private copy of it, ticket *@idx,
  * and the caller must finish it with rsw_qp_sq_complete() (also when the
- * stream dies: with RDMAP_SW_WC_WR_FLUSH_ERR).  RSW_SQ_LOCAL: a REG_MR or
- * LOCAL_INV was executed and completed here.  RSW_SQ_EMPTY: nothing
- * posted, or the QP is in ERROR / being destroyed.  Fences against
- * outstanding Reads are the caller's to honour (RDMAP_SW_SQE_FENCE) before
- * it takes the next WQE.  The TX engine's context: process, no QP lock
- * held; takes sq.lock, and runs a local operation with none (it may sleep:
- * a LOCAL_INV, rsw_sq_exec_local()).
+ * stream dies: with RDMAP_SW_WC_WR_FLUSH_ERR).  RSW_SQ_LOCAL: a REG_MR,
+ * LOCAL_INV or BIND_MW was executed and completed here.
+ * RSW_SQ_FENCED_LOCAL: such an operation with RDMAP_SW_SQE_FENCE, copied
+ * and ticketed like a wire WQE, not run: the caller runs it with
+ * rsw_qp_sq_local() once none of its Reads and Atomics is outstanding
+ * (or flushes it).  RSW_SQ_EMPTY: nothing posted, or the QP is in ERROR /
+ * being destroyed.  Fences against outstanding Reads are the caller's to
+ * honour (RDMAP_SW_SQE_FENCE) before it takes the next WQE.  The TX
+ * engine's context: process, no QP lock held; takes sq.lock, and runs a
+ * local operation with none (it may sleep: a LOCAL_INV,
+ * rsw_sq_exec_local()).
  */
 enum rsw_sq_take rsw_qp_sq_take(struct rsw_qp *qp, struct rdmap_sw_sqe *sqe,
 				u32 *idx);
+void rsw_qp_sq_local(struct rsw_qp *qp, const struct rdmap_sw_sqe *sqe,
+		     u32 idx);
 /*
  * How many WQEs the SQ holds not taken yet: a hint for coalescing and the
  * doorbell linger, which a user may falsify (its ring is its own); a wrong
@@ -616,6 +635,12 @@ int rsw_srq_user_layout(struct ib_srq *ibsrq);
 struct rdmap_sw_rqe *rsw_srq_entry(struct ib_srq *ibsrq, u32 n);
 /* The SRQ's control page, NULL for a kernel SRQ. */
 struct rdmap_sw_wq_ctrl *rsw_srq_uctrl(struct ib_srq *ibsrq);
+/*
+ * A resize to @size entries done step by step, calling @during (if set)
+ * between the copy outside srq->lock and the switch.
+ */
+int rsw_srq_resize_steps(struct ib_srq *ibsrq, u32 size,
+			 void (*during)(struct ib_srq *ibsrq));
 #endif
 
 /*

@@ -9,6 +9,7 @@
 #define RDMAP_SW_QP_H
 
 #include <linux/completion.h>
+#include <linux/mutex.h>
 #include <linux/refcount.h>
 #include <linux/sizes.h>
 #include <linux/spinlock.h>
@@ -115,6 +116,9 @@ struct rsw_device;
  */
 struct rsw_srq {
 	struct ib_srq base;
+	bool user;		/* a user SRQ; never changes, read unlocked */
+	/* Serialises modify_srq: a resize reads the ring outside lock. */
+	struct mutex modify_mutex;
 	spinlock_t lock;	/* irqsave; everything below except the ring */
 	void *buf;		/* the allocation: [uctrl page,] ring */
 	struct rdmap_sw_wq_ctrl *uctrl;	/* user SRQs only, else NULL */
@@ -215,6 +219,7 @@ enum rsw_sq_take {
 	RSW_SQ_EMPTY,		/* nothing to take */
 	RSW_SQ_LOCAL,		/* a local operation ran and was completed */
 	RSW_SQ_WIRE,		/* a copy for the TX engine to transmit */
+	RSW_SQ_FENCED_LOCAL,	/* a copy for rsw_qp_sq_local(), fenced */
 };
 
 #endif /* RDMAP_SW_QP_H */

@@ -268,25 +268,68 @@ static bool rsw_srq_user_tail(struct rsw_srq *srq)
 }
 
 /*
- * Resize: the posted entries head .. tail - 1 keep their indices, so
- * neither the takers nor the process renumber anything.  srq->lock keeps
- * every QP's take out until the switch is done.
+ * Copy the entries @from .. @to - 1 of @srq's ring into @new's at the same
+ * indices, only the last new->size of them if there are more.
  */
-int rsw_srq_switch_ring(struct rsw_srq *srq, struct rsw_srq *new)
+static void rsw_srq_copy(struct rsw_srq *srq, struct rsw_srq *new, u32 from,
+			 u32 to)
+{
+	u32 n;
+
+	if (to - from > new->size)
+		from = to - new->size;
+	for (n = from; n != to; n++)
+		memcpy(rsw_srq_slot(new, n), rsw_srq_slot(srq, n),
+		       sizeof(struct rdmap_sw_rqe));
+}
+
+/*
+ * Resize: the posted entries head .. tail - 1 keep their indices, so
+ * neither the takers nor the process renumber anything.  First, outside
+ * srq->lock, the entries posted so far are copied (modify_mutex keeps
+ * @srq's ring in place; a slot of them is rewritten only after a QP took
+ * its entry, which the switch then leaves behind; a process that writes
+ * them meanwhile changes only its own receives, which the taking QP
+ * validates).  *@copied: the tail they were copied up to.
+ */
+int rsw_srq_prepare_ring(struct rsw_srq *srq, struct rsw_srq *new,
+			 u32 *copied)
 {
 	unsigned long flags;
 	int ret = -EINVAL;
-	u32 n;
+	u32 head;
 
+	lockdep_assert_held(&srq->modify_mutex);
 	spin_lock_irqsave(&srq->lock, flags);
-	/* The process stopped posting: its tail is the last word. */
-	if (srq->uctrl && !rsw_srq_user_tail(srq))
+	if ((!srq->user || rsw_srq_user_tail(srq)) &&
+	    srq->tail - srq->head <= new->size)
+		ret = 0;
+	head = srq->head;
+	*copied = srq->tail;
+	spin_unlock_irqrestore(&srq->lock, flags);
+	if (!ret)
+		rsw_srq_copy(srq, new, head, *copied);
+	return ret;
+}
+
+/*
+ * Then srq->lock keeps every QP's take out until the switch is done,
+ * which copies only what a kernel SRQ's posters added since the
+ * preparation: the process posts nothing during the command (it holds
+ * its post lock), and one whose tail moved is refused.
+ */
+int rsw_srq_switch_ring(struct rsw_srq *srq, struct rsw_srq *new, u32 copied)
+{
+	unsigned long flags;
+	int ret = -EINVAL;
+
+	lockdep_assert_held(&srq->modify_mutex);
+	spin_lock_irqsave(&srq->lock, flags);
+	if (srq->user && (!rsw_srq_user_tail(srq) || srq->tail != copied))
 		goto out;
 	if (srq->tail - srq->head > new->size)
 		goto out;
-	for (n = srq->head; n != srq->tail; n++)
-		memcpy(rsw_srq_slot(new, n), rsw_srq_slot(srq, n),
-		       sizeof(struct rdmap_sw_rqe));
+	rsw_srq_copy(srq, new, copied, srq->tail);
 	if (new->uctrl) {
 		WRITE_ONCE(new->uctrl->head, srq->head);
 		WRITE_ONCE(new->uctrl->tail, srq->tail);
@@ -821,10 +864,20 @@ enum rsw_sq_take rsw_qp_sq_take(struct rsw_qp *qp, struct rdmap_sw_sqe *sqe,
 	if (sqe->opcode >= ARRAY_SIZE(rsw_sq_ops) ||
 	    !(rsw_sq_ops[sqe->opcode].flags & RSW_WR_LOCAL))
 		return RSW_SQ_WIRE;
-	rsw_qp_sq_complete(qp, *idx, rsw_sq_exec_local(qp, sqe), 0);
+	/* Fenced: it waits, as a wire WQE would, for the caller's Reads. */
+	if (sqe->flags & RDMAP_SW_SQE_FENCE)
+		return RSW_SQ_FENCED_LOCAL;
+	rsw_qp_sq_local(qp, sqe, *idx);
 	return RSW_SQ_LOCAL;
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_qp_sq_take);
+
+void rsw_qp_sq_local(struct rsw_qp *qp, const struct rdmap_sw_sqe *sqe,
+		     u32 idx)
+{
+	rsw_qp_sq_complete(qp, idx, rsw_sq_exec_local(qp, sqe), 0);
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_qp_sq_local);
 
 u32 rsw_qp_sq_pending(struct rsw_qp *qp)
 {

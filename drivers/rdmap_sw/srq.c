@@ -98,6 +98,8 @@ int rsw_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		ret = -ENOMEM;
 		goto err_count;
 	}
+	srq->user = !!udata;
+	mutex_init(&srq->modify_mutex);
 	spin_lock_init(&srq->lock);
 	srq->size = roundup_pow_of_two(max(init->attr.max_wr, 1U));
 	srq->mask = srq->size - 1;
@@ -176,29 +178,38 @@ static int rsw_srq_resize_map(struct rsw_srq *srq, struct rsw_srq *new,
  * allocated, charged to the process and mapped first; the old one is
  * freed after the switch, a user SRQ's by removing its mapping entry (the
  * process may still have it mapped: umap.c frees nothing under it).  A
- * failure leaves the old ring in use, untouched.  Process context.
+ * failure leaves the old ring in use, untouched.  Process context,
+ * modify_mutex held.
  */
 static int rsw_srq_resize(struct rsw_srq *srq, u32 max_wr,
 			  struct ib_udata *udata, u64 response)
 {
 	struct rsw_srq new = {};
+	u32 copied;
 	int ret;
 
 	might_sleep();
-	/* A process that cannot learn the new mapping must not get one. */
+	lockdep_assert_held(&srq->modify_mutex);
+	/*
+	 * A process that cannot learn the new mapping must not get one.
+	 * umap changes only under modify_mutex (a KUnit user layout has none).
+	 */
 	if (srq->umap && !response)
 		return -EOPNOTSUPP;
 	new.size = roundup_pow_of_two(max(max_wr, 1U));
 	new.mask = new.size - 1;
-	ret = rsw_srq_alloc_buf(&new, !!srq->uctrl);
+	ret = rsw_srq_alloc_buf(&new, srq->user);
 	if (ret)
 		return ret;
+	ret = rsw_srq_prepare_ring(srq, &new, &copied);
+	if (ret)
+		goto out_free;
 	if (srq->umap) {
 		ret = rsw_srq_resize_map(srq, &new, udata, response);
 		if (ret)
 			goto out_free;
 	}
-	ret = rsw_srq_switch_ring(srq, &new);
+	ret = rsw_srq_switch_ring(srq, &new, copied);
 out_free:
 	/* The replaced ring on success, the unused new one on failure. */
 	rsw_srq_free_buf(&new);
@@ -209,15 +220,17 @@ out_free:
  * ops.modify_srq.  IB_SRQ_MAX_WR resizes (grow or shrink, never below the
  * posted entries); IB_SRQ_LIMIT arms the limit (0 disarms), checked
  * against the size the call leaves.  Both are checked before either is
- * done; a failed resize arms nothing.
+ * done; a failed resize arms nothing.  modify_mutex makes the call one
+ * step: uverbs runs modify_srq under a shared lock, so a concurrent one
+ * could otherwise resize between the check and the arming.
  */
 int rsw_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 		   enum ib_srq_attr_mask mask, struct ib_udata *udata)
 {
 	struct rsw_srq *srq = to_rsw_srq(ibsrq);
 	unsigned long flags;
-	u32 size = READ_ONCE(srq->size);
 	u64 response;
+	u32 size;
 	int ret;
 
 	if (mask & ~(IB_SRQ_MAX_WR | IB_SRQ_LIMIT))
@@ -225,24 +238,27 @@ int rsw_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 	ret = rsw_srq_modify_req(udata, &response);
 	if (ret)
 		return ret;
-	if (mask & IB_SRQ_MAX_WR) {
-		if (attr->max_wr > RSW_MAX_SRQ_WR)
-			return -EINVAL;
-		size = roundup_pow_of_two(max(attr->max_wr, 1U));
-	}
-	if ((mask & IB_SRQ_LIMIT) && attr->srq_limit > size)
+	if ((mask & IB_SRQ_MAX_WR) && attr->max_wr > RSW_MAX_SRQ_WR)
 		return -EINVAL;
-	if (mask & IB_SRQ_MAX_WR) {
+	mutex_lock(&srq->modify_mutex);
+	/* Changes only under modify_mutex: stable until we let go. */
+	size = srq->size;
+	if (mask & IB_SRQ_MAX_WR)
+		size = roundup_pow_of_two(max(attr->max_wr, 1U));
+	ret = -EINVAL;
+	if ((mask & IB_SRQ_LIMIT) && attr->srq_limit > size)
+		goto out;
+	ret = 0;
+	if (mask & IB_SRQ_MAX_WR)
 		ret = rsw_srq_resize(srq, attr->max_wr, udata, response);
-		if (ret)
-			return ret;
+	if (!ret && (mask & IB_SRQ_LIMIT)) {
+		spin_lock_irqsave(&srq->lock, flags);
+		srq->limit = attr->srq_limit;
+		spin_unlock_irqrestore(&srq->lock, flags);
 	}
-	if (!(mask & IB_SRQ_LIMIT))
-		return 0;
-	spin_lock_irqsave(&srq->lock, flags);
-	srq->limit = attr->srq_limit;
-	spin_unlock_irqrestore(&srq->lock, flags);
-	return 0;
+out:
+	mutex_unlock(&srq->modify_mutex);
+	return ret;
 }
 
 /* ops.query_srq.  srq_limit is the armed limit, 0 once it fired. */
@@ -265,6 +281,7 @@ int rsw_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 	struct rsw_srq *srq = to_rsw_srq(ibsrq);
 
 	rsw_srq_free_buf(srq);
+	mutex_destroy(&srq->modify_mutex);
 	atomic_dec(&rsw_srq_count);
 	return 0;
 }
@@ -302,7 +319,7 @@ int rsw_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 	unsigned long flags;
 	int ret = 0;
 
-	if (srq->uctrl) {
+	if (srq->user) {
 		if (!wr)
 			return 0;
 		*bad_wr = wr;
@@ -338,6 +355,7 @@ int rsw_srq_user_layout(struct ib_srq *ibsrq)
 	srq->buf_len = tmp.buf_len;
 	srq->uctrl = tmp.uctrl;
 	srq->ring = tmp.ring;
+	srq->user = true;
 	spin_unlock_irqrestore(&srq->lock, flags);
 	vfree(tmp.buf);
 	return 0;
@@ -355,6 +373,30 @@ struct rdmap_sw_wq_ctrl *rsw_srq_uctrl(struct ib_srq *ibsrq)
 	return to_rsw_srq(ibsrq)->uctrl;
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_srq_uctrl);
+
+int rsw_srq_resize_steps(struct ib_srq *ibsrq, u32 size,
+			 void (*during)(struct ib_srq *ibsrq))
+{
+	struct rsw_srq *srq = to_rsw_srq(ibsrq);
+	struct rsw_srq new = { .size = size, .mask = size - 1 };
+	u32 copied;
+	int ret;
+
+	ret = rsw_srq_alloc_buf(&new, srq->user);
+	if (ret)
+		return ret;
+	mutex_lock(&srq->modify_mutex);
+	ret = rsw_srq_prepare_ring(srq, &new, &copied);
+	if (!ret) {
+		if (during)
+			during(ibsrq);
+		ret = rsw_srq_switch_ring(srq, &new, copied);
+	}
+	mutex_unlock(&srq->modify_mutex);
+	rsw_srq_free_buf(&new);
+	return ret;
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_srq_resize_steps);
 #endif
 
 /* The SRQ verbs, registered next to the QP's (main.c). */

@@ -957,19 +957,29 @@ static bool rsw_tx_blocked(const struct rsw_tx *tx)
 	return read && out >= tx->cfg.ord;
 }
 
-/* Take the next WQE into tx->sqe, or keep the one that was waiting. */
+/*
+ * Take the next WQE into tx->sqe, or keep the one that was waiting.  A
+ * fenced local operation waits like a wire WQE, then runs here.
+ */
 static enum rsw_sq_take rsw_tx_take(struct rsw_tx *tx, struct rsw_qp *qp)
 {
 	enum rsw_sq_take t;
 
 	if (tx->sqe_pending)
-		t = RSW_SQ_WIRE;
+		t = tx->sqe_local ? RSW_SQ_FENCED_LOCAL : RSW_SQ_WIRE;
 	else
 		t = rsw_qp_sq_take(qp, &tx->sqe, &tx->sqe_idx);
-	if (t != RSW_SQ_WIRE)
+	if (t != RSW_SQ_WIRE && t != RSW_SQ_FENCED_LOCAL)
 		return t;
+	tx->sqe_local = t == RSW_SQ_FENCED_LOCAL;
 	tx->sqe_pending = rsw_tx_blocked(tx);
-	return tx->sqe_pending ? RSW_SQ_EMPTY : RSW_SQ_WIRE;
+	if (tx->sqe_pending)
+		return RSW_SQ_EMPTY;
+	if (t == RSW_SQ_WIRE)
+		return t;
+	tx->sqe_local = false;
+	rsw_qp_sq_local(qp, &tx->sqe, tx->sqe_idx);
+	return RSW_SQ_LOCAL;
 }
 
 int rsw_tx_process(struct rsw_tx *tx, struct rsw_qp *qp, unsigned int budget)
@@ -1009,6 +1019,7 @@ void rsw_tx_abort(struct rsw_tx *tx, struct rsw_qp *qp)
 		rsw_qp_sq_complete(qp, tx->sqe_idx, RDMAP_SW_WC_WR_FLUSH_ERR, 0);
 	rsw_tx_idle(tx);
 	tx->sqe_pending = false;
+	tx->sqe_local = false;
 	while (rsw_tx_read_done(tx, &idx))
 		rsw_qp_sq_complete(qp, idx, RDMAP_SW_WC_WR_FLUSH_ERR, 0);
 }

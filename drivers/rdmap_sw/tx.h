@@ -218,6 +218,7 @@ struct rsw_tx {
 	struct rsw_tx_msg msg;
 	u32 sqe_idx;			/* ticket of tx->sqe while in progress */
 	bool sqe_pending;		/* taken, waiting for a fence or ORD */
+	bool sqe_local;			/* tx->sqe is a fenced local op */
 	bool msg_more;			/* another WQE follows this one */
 	struct rdmap_sw_sqe sqe;	/* copy of the WQE being sent */
 

@@ -12,8 +12,9 @@
 #
 #   rsw0 (rdmap_sw) --- dummy0 192.0.2.1/24
 #
-# Sizes: a CQ of 4 Mi entries is ~160 MiB (ring and back-pointers); a QP
-# of 16 Ki send and receive entries ~10 MiB; the cgroup gets 48 MiB.
+# Sizes: a CQ of 4 Mi entries is ~128 MiB (the ring; a user CQ has no
+# back-pointer array); a QP of 16 Ki send and receive entries ~10 MiB;
+# the cgroup gets 48 MiB.
 # shellcheck source=scripts/tests/lib.sh
 . "$(dirname "$0")/lib.sh"
 

@@ -27,6 +27,8 @@
  *   - a bind onto an MR without MW_BIND completes with MW_BIND_ERR;
  *   - an MR deregistered under a bound window: the dereg succeeds and the
  *     window refuses the next Read;
+ *   - ibv_wr_set_sge after ibv_wr_bind_mw or ibv_wr_local_inv fails the
+ *     batch with EINVAL, the QP stays in RTS;
  *   - ibv_dealloc_mw of every window.
  * Prints one line per check; exits 0 only if every check passed.
  */
@@ -387,6 +389,42 @@ static void check_type2_local_inv(struct ibv_mw *mw)
 	teardown(&c);
 }
 
+/*
+ * ibv_wr_bind_mw and ibv_wr_local_inv take no data: an ibv_wr_set_sge
+ * after either fails the batch with EINVAL at ibv_wr_complete, nothing is
+ * posted and the QP stays in RTS (the SGE used to overwrite the bind and
+ * the kernel moved the QP to ERROR).
+ */
+static void check_wr_no_data(struct ibv_mw *mw)
+{
+	struct ibv_mw_bind_info bi = bind_info(g.tmr, IBV_ACCESS_REMOTE_READ);
+	struct ibv_qp_ex *qpx;
+	struct conn c;
+	int n;
+
+	connect_pair(&c);
+	qpx = ibv_qp_to_qp_ex(c.sid->qp);
+	ibv_wr_start(qpx);
+	qpx->wr_id = 51;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_bind_mw(qpx, mw, ibv_inc_rkey(mw->rkey), &bi);
+	ibv_wr_set_sge(qpx, g.tmr->lkey, (uintptr_t)g.tbuf, 64);
+	n = ibv_wr_complete(qpx);
+	check(n == EINVAL, "ibv_wr_bind_mw + ibv_wr_set_sge: ibv_wr_complete "
+	      "%d (want EINVAL)", n);
+	ibv_wr_start(qpx);
+	qpx->wr_id = 52;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_local_inv(qpx, mw->rkey);
+	ibv_wr_set_sge(qpx, g.tmr->lkey, (uintptr_t)g.tbuf, 64);
+	n = ibv_wr_complete(qpx);
+	check(n == EINVAL, "ibv_wr_local_inv + ibv_wr_set_sge: "
+	      "ibv_wr_complete %d (want EINVAL)", n);
+	check(qp_state(c.sid->qp) == IBV_QPS_RTS && cq_quiet(c.scq, 20),
+	      "refused batches: QP in RTS, nothing completed");
+	teardown(&c);
+}
+
 /* Type 2 by ibv_wr_bind_mw, then invalidated by the peer's Send. */
 static void check_type2_remote_inv(struct ibv_mw *mw)
 {
@@ -496,6 +534,7 @@ int main(int argc, char **argv)
 	check_type1_no_remote_inv(mw1);
 	check_no_mw_bind(mw3);
 	check_dereg_under_window(mw4);
+	check_wr_no_data(mw3);
 	check(!ibv_dealloc_mw(mw1) && !ibv_dealloc_mw(mw2) &&
 	      !ibv_dealloc_mw(mw3) && !ibv_dealloc_mw(mw4),
 	      "ibv_dealloc_mw of every window");

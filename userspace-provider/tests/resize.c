@@ -23,7 +23,9 @@
  *     out in order;
  *   - SRQ keeping posted receives: 24 posted, a shrink to 16 refused with
  *     EINVAL, a grow to 128 succeeds, 32 posted and a shrink to 32
- *     succeeds, and 32 Sends land in the 32 receives in posting order.
+ *     succeeds, and 32 Sends land in the 32 receives in posting order;
+ *   - a resize whose new ring cannot be mapped (RLIMIT_AS): the CQ's
+ *     polls and arms and the SRQ's posts fail from then on.
  * Prints one line per check; exits 0 only if every check passed.
  */
 #include <pthread.h>
@@ -31,6 +33,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
@@ -406,6 +410,59 @@ static void check_srq_posted(void)
 	      WINDOW, WINDOW, t.failed ? ": " : "", t.failed ? t.why : "");
 }
 
+/* The address space in use now, in bytes (/proc/self/statm: pages). */
+static unsigned long long vm_size(void)
+{
+	unsigned long long pages = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (!f || fscanf(f, "%llu", &pages) != 1)
+		die("/proc/self/statm");
+	fclose(f);
+	return pages * (unsigned long long)sysconf(_SC_PAGESIZE);
+}
+
+/*
+ * A resize the kernel does but whose new ring the provider cannot map
+ * (RLIMIT_AS just above what is in use): the call fails, and the CQ or
+ * SRQ is marked failed instead of hanging quietly: ibv_poll_cq negative,
+ * ibv_req_notify_cq and ibv_post_srq_recv an error.
+ */
+static void check_lost_ring(void)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 16, .max_sge = 1 } };
+	struct ibv_srq_attr big = { .max_wr = 16384 };
+	struct ibv_recv_wr wr = {}, *bad = NULL;
+	struct rlimit old, lim;
+	struct ibv_srq *srq;
+	struct ibv_cq *cq;
+	struct ibv_wc wc;
+	int ret, n;
+
+	cq = ibv_create_cq(g.ctx, 16, NULL, NULL, 0);
+	srq = ibv_create_srq(g.pd, &sa);
+	if (!cq || !srq || getrlimit(RLIMIT_AS, &old))
+		die("create_cq/create_srq/getrlimit");
+	lim = old;
+	lim.rlim_cur = vm_size() + (1 << 20);
+	if (setrlimit(RLIMIT_AS, &lim))
+		die("setrlimit");
+	ret = ibv_resize_cq(cq, 1 << 18);
+	n = ibv_poll_cq(cq, 1, &wc);
+	check(ret && n < 0 && ibv_req_notify_cq(cq, 0),
+	      "CQ ring not mappable after resize: resize %d, poll %d, arm "
+	      "fails", ret, n);
+	ret = ibv_modify_srq(srq, &big, IBV_SRQ_MAX_WR);
+	n = ibv_post_srq_recv(srq, &wr, &bad);
+	check(ret && n && bad == &wr,
+	      "SRQ ring not mappable after resize: modify %d, post %d", ret,
+	      n);
+	if (setrlimit(RLIMIT_AS, &old))
+		die("setrlimit (restore)");
+	check(!ibv_destroy_srq(srq) && !ibv_destroy_cq(cq),
+	      "the lost CQ and SRQ destroyed");
+}
+
 static void teardown(void)
 {
 	rdma_disconnect(g.cid);
@@ -437,6 +494,7 @@ int main(int argc, char **argv)
 	if (!t.failed) {
 		check_pending();
 		check_srq_posted();
+		check_lost_ring();
 	}
 	teardown();
 	printf("# %d checks, %d failed\n", checks, failures);
