@@ -91,9 +91,10 @@
  * bound windows succeeds: the MR goes invalid and dead, every window onto
  * it fails its next check (ERR_STATE), and before dereg_mr returns it
  * unbinds them all (the MR's list of windows, mws), so no window keeps
- * the dead MR's struct and page list.  MRs and windows are charged to the
- * creating task's memory cgroup (GFP_KERNEL_ACCOUNT; ib_core charges only
- * the pinned pages, to RLIMIT_MEMLOCK).
+ * the dead MR's struct and page list.  User MRs and windows are charged
+ * to the creating task's memory cgroup (GFP_KERNEL_ACCOUNT; ib_core
+ * charges only the pinned pages, to RLIMIT_MEMLOCK); a kernel ULP's DMA
+ * and fast-reg MRs are not, so no container's memcg is pinned by them.
  */
 #include <linux/bvec.h>
 #include <linux/highmem.h>
@@ -138,8 +139,10 @@ void rsw_mr_table_destroy(struct rsw_mr_table *table)
 static struct rsw_mr *rsw_mr_alloc(struct ib_pd *pd, enum rsw_mr_kind kind,
 				   u32 npages)
 {
-	struct rsw_mr *mr = kvzalloc(struct_size(mr, pages, npages),
-				     GFP_KERNEL_ACCOUNT);
+	/* A process's objects to its memcg; a kernel ULP's to nobody's. */
+	gfp_t gfp = kind == RSW_MR_USER || kind == RSW_MR_WINDOW ?
+		    GFP_KERNEL_ACCOUNT : GFP_KERNEL;
+	struct rsw_mr *mr = kvzalloc(struct_size(mr, pages, npages), gfp);
 
 	if (!mr)
 		return NULL;
@@ -1400,6 +1403,31 @@ static int rsw_mw_unbind(struct rsw_mr *mw, const struct rdmap_sw_sqe_bind *b)
 	return 0;
 }
 
+/*
+ * Before a bound type 1 window is rebound onto @mr: if the bind can
+ * succeed, revoke the old range and wait out the pieces read through it,
+ * with no new ones collected meanwhile (waiting after the rebind could
+ * last as long as other streams keep reading through the new range).
+ * A bind that then fails leaves the window unbound.
+ */
+static void rsw_mw_revoke_for_bind(struct rsw_mr *mw, struct rsw_mr *mr,
+				   const struct rdmap_sw_sqe_bind *b,
+				   u32 rights)
+{
+	bool revoke;
+
+	read_lock_bh(&mr->lock);
+	revoke = !rsw_mw_check_mr(mr, b->addr, b->length, rights);
+	read_unlock_bh(&mr->lock);
+	if (!revoke)
+		return;
+	write_lock_bh(&mw->lock);
+	if (mw->mw_type == IB_MW_TYPE_1 && mw->state == RSW_MR_VALID)
+		WRITE_ONCE(mw->state, RSW_MR_INVALID);
+	write_unlock_bh(&mw->lock);
+	rsw_mr_wait_tx(mw);
+}
+
 int rsw_mw_bind(struct rsw_device *rsw, struct ib_pd *pd, u64 qp,
 		const struct rdmap_sw_sqe_bind *b)
 {
@@ -1430,6 +1458,7 @@ int rsw_mw_bind(struct rsw_device *rsw, struct ib_pd *pd, u64 qp,
 	if (mr->pd != pd) {
 		ret = -EACCES;
 	} else if (mr->kind == RSW_MR_USER) {
+		rsw_mw_revoke_for_bind(mw, mr, b, rights);
 		write_lock_bh(&mw->lock);
 		ret = rsw_mw_bind_locked(mw, mr, b, rights, qp, &old);
 		write_unlock_bh(&mw->lock);
@@ -1438,8 +1467,10 @@ int rsw_mw_bind(struct rsw_device *rsw, struct ib_pd *pd, u64 qp,
 		rsw_mr_put(mr);
 	if (old)
 		rsw_mr_put(old);
+	rsw_mr_put(mw);
+	return ret;
 put_mw:
-	/* A bind revokes the window's old range: as an invalidation does. */
+	/* An unbind revokes the window's range: as an invalidation does. */
 	if (!ret)
 		rsw_mr_wait_tx_put(mw);
 	else
