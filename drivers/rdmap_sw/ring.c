@@ -875,6 +875,14 @@ EXPORT_SYMBOL_IF_KUNIT(rsw_qp_sq_take);
 void rsw_qp_sq_local(struct rsw_qp *qp, const struct rdmap_sw_sqe *sqe,
 		     u32 idx)
 {
+	/*
+	 * A fenced one runs later than it was taken: if the QP went to
+	 * ERROR meanwhile, it is flushed, not run (a bind would outlive it).
+	 */
+	if (READ_ONCE(qp->dead) || READ_ONCE(qp->state) == RSW_QPS_ERROR) {
+		rsw_qp_sq_complete(qp, idx, RDMAP_SW_WC_WR_FLUSH_ERR, 0);
+		return;
+	}
 	rsw_qp_sq_complete(qp, idx, rsw_sq_exec_local(qp, sqe), 0);
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_qp_sq_local);

@@ -356,6 +356,8 @@ static int rsw_stream_tx_rresp(struct rsw_stream *s)
  */
 static void rsw_stream_local_term(struct rsw_stream *s)
 {
+	if (s->why)
+		return;		/* an end already decided keeps its cause */
 	memset(&s->term, 0, sizeof(s->term));
 	s->term.why.layer = RSW_TERM_LAYER_RDMAP;
 	s->term.why.etype = RSW_RDMAP_ET_CATASTROPHIC;
