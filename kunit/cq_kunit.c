@@ -1380,6 +1380,31 @@ static void rsw_kt_resize_user_cons_jump_refused(struct kunit *test)
 	rsw_kt_expect_ids(kt, 64, 0, 20);
 }
 
+/* The process's QPs outrun the copying rounds: 5000 entries meanwhile. */
+static void rsw_kt_produce_5000(struct rsw_kt_cq *kt)
+{
+	rsw_kt_fill(kt, 10, 5000);
+}
+
+/*
+ * A user CQ whose producers left more than the switch may copy with
+ * interrupts off (RSW_CQ_LOCKED_MAX) is told to retry: -EAGAIN, the old
+ * ring and all its entries as they were.
+ */
+static void rsw_kt_resize_user_backlog_retry(struct kunit *test)
+{
+	struct rsw_kt_cq *kt = rsw_kt_cq(test, 8192);
+	struct rsw_cq_ring r;
+
+	rsw_kt_fill(kt, 0, 10);
+	KUNIT_ASSERT_EQ(test, rsw_kt_user_resize(kt, &r, 8192,
+						 rsw_kt_produce_5000), -EAGAIN);
+	rsw_cq_ring_free(&r);
+	KUNIT_EXPECT_EQ(test, kt->cq->size, 8192);
+	kt->cq->user = false;
+	rsw_kt_expect_ids(kt, 8192, 0, 5010);
+}
+
 #define RSW_KT_USTART (0U - 10)	/* indices wrap during the case below */
 
 /* The process consumes 5 entries, the kernel produces 2, meanwhile. */
@@ -1555,6 +1580,7 @@ static struct kunit_case rsw_cq_cases[] = {
 	KUNIT_CASE(rsw_kt_resize_keeps_overflow_flag),
 	KUNIT_CASE(rsw_kt_resize_keeps_discards),
 	KUNIT_CASE(rsw_kt_resize_user_cons_jump_refused),
+	KUNIT_CASE(rsw_kt_resize_user_backlog_retry),
 	KUNIT_CASE(rsw_kt_resize_user_ring_filled),
 	KUNIT_CASE_SLOW(rsw_kt_resize_under_traffic),
 	{}

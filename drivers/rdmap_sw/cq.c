@@ -98,6 +98,7 @@ static_assert(offsetof(struct rdmap_sw_cq_ctrl, cons) == 64);
  */
 #define RSW_CQ_COPY_ROUNDS 4
 #define RSW_CQ_LOCKED_COPY 1024
+#define RSW_CQ_LOCKED_MAX (4 * RSW_CQ_LOCKED_COPY)
 
 static struct workqueue_struct *rsw_cq_wq;
 /* The batch of this CPU's softirq producer, if one is open. */
@@ -810,9 +811,11 @@ EXPORT_SYMBOL_IF_KUNIT(rsw_cq_snapshot);
  * entries fit: -EINVAL, nothing changed, if they do not, or if a user
  * CQ's consumer index is not one of the ring's or moved a ring or more
  * from @guess (the process broke the protocol: it may not consume
- * during the command).  Producers, pollers and arming wait on the two
- * locks meanwhile, for a copy of the entries produced since the last
- * round of rsw_cq_ring_prepare() (and a kernel CQ's QP pointers).
+ * during the command); -EAGAIN, nothing changed, if more than
+ * RSW_CQ_LOCKED_MAX entries of a user CQ are still to copy.  Producers,
+ * pollers and arming wait on the two locks meanwhile, for a copy of the
+ * entries produced since the last round of rsw_cq_ring_prepare() (and a
+ * kernel CQ's QP pointers).
  */
 VISIBLE_IF_KUNIT int rsw_cq_switch(struct rsw_cq *cq, struct rsw_cq_ring *r,
 				   u32 guess, u32 copied)
@@ -827,6 +830,13 @@ VISIBLE_IF_KUNIT int rsw_cq_switch(struct rsw_cq *cq, struct rsw_cq_ring *r,
 	if (cq->prod - cons > cq->size || cq->prod - cons > r->size)
 		goto out;
 	if (cq->user && cons - guess >= r->size)
+		goto out;
+	/*
+	 * A process whose QPs outran every round is told to retry rather
+	 * than have up to a ring's worth copied with interrupts off.
+	 */
+	ret = -EAGAIN;
+	if (cq->user && cq->prod - copied > RSW_CQ_LOCKED_MAX)
 		goto out;
 	rsw_cq_ring_fill(cq, r, cons, copied);
 	swap(cq->ring, *r);
