@@ -16,6 +16,9 @@
  *   - a Write outside the range, and a Read through a window without
  *     REMOTE_READ, are refused: access error events on both QPs, both
  *     QPs in ERR, the target (or sink) memory untouched;
+ *   - an RFC 7306 FetchAdd through a type 1 window with REMOTE_ATOMIC is
+ *     executed and returns the original; without it, refused (access
+ *     errors, the word untouched);
  *   - a type 2 window serves only the QP it was bound on (type 2B):
  *     another connection's Write and Read through it are refused, the
  *     memory untouched, and so are its bind and LOCAL_INV there;
@@ -320,6 +323,89 @@ static void check_no_read(struct ibv_mw *mw)
 	teardown(&c);
 }
 
+/* A FetchAdd of @add through @rkey at window offset @off into ibuf[0, 8). */
+static void post_fadd(struct conn *c, uint32_t rkey, size_t off, uint64_t add)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)g.ibuf, .length = 8,
+			       .lkey = g.imr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = 41, .opcode = IBV_WR_ATOMIC_FETCH_AND_ADD,
+		.sg_list = &sge, .num_sge = 1, .send_flags = IBV_SEND_SIGNALED,
+		.wr.atomic = { .remote_addr = (uintptr_t)g.tbuf + off,
+			       .compare_add = add, .rkey = rkey },
+	}, *bad = NULL;
+
+	if (ibv_post_send(c->cid->qp, &wr, &bad))
+		die("ibv_post_send (atomic)");
+}
+
+#define AOFF (WOFF + 64)		/* the atomic's word in the window */
+
+/* The target's word at AOFF: @word, everything else FILL. */
+static void atomic_target(uint64_t word)
+{
+	memset(g.tbuf, FILL, LEN);
+	memcpy(g.tbuf + AOFF, &word, sizeof(word));
+	memset(g.ibuf, FILL, LEN);
+}
+
+static bool atomic_word_is(uint64_t want)
+{
+	uint64_t got;
+
+	memcpy(&got, g.tbuf + AOFF, sizeof(got));
+	return got == want && all(g.tbuf, AOFF, FILL) &&
+	       all(g.tbuf + AOFF + 8, LEN - AOFF - 8, FILL);
+}
+
+/*
+ * On a new connection: bind type 1 window @mw with @access, then a
+ * FetchAdd of 5 through it onto @word; the FetchAdd's status.
+ */
+static enum ibv_wc_status fadd_through(struct conn *c, struct ibv_mw *mw,
+				       int access, uint64_t word,
+				       const char *what)
+{
+	connect_pair(c);
+	check(bind1(c, mw, access) == IBV_WC_SUCCESS, "%s: window bound", what);
+	atomic_target(word);
+	post_fadd(c, mw->rkey, AOFF, 5);
+	return next_status(c->ccq, what);
+}
+
+/*
+ * RFC 7306 through a type 1 window: a FetchAdd with REMOTE_ATOMIC is
+ * executed on the MR's memory and returns the original; through the
+ * window rebound without it, refused (access errors, the word kept).
+ */
+static void check_atomic(struct ibv_mw *mw)
+{
+	const uint64_t word = 0x1122334455667788ULL;
+	enum ibv_wc_status st;
+	uint64_t orig;
+	struct conn c;
+
+	st = fadd_through(&c, mw, IBV_ACCESS_REMOTE_ATOMIC, word,
+			  "REMOTE_ATOMIC window");
+	memcpy(&orig, g.ibuf, sizeof(orig));
+	check(st == IBV_WC_SUCCESS && orig == word,
+	      "FetchAdd through the window completes (%s) with the original "
+	      "(%#llx)", ibv_wc_status_str(st), (unsigned long long)orig);
+	check(atomic_word_is(word + 5),
+	      "FetchAdd through the window: the word grew by 5, nothing else");
+	teardown(&c);
+	st = fadd_through(&c, mw, IBV_ACCESS_REMOTE_READ, word,
+			  "read-only window");
+	check(st != IBV_WC_SUCCESS, "FetchAdd without REMOTE_ATOMIC fails (%s)",
+	      ibv_wc_status_str(st));
+	check(wait_qp_events(g.ctx, c.cid->qp, c.sid->qp,
+			     IBV_EVENT_QP_ACCESS_ERR),
+	      "FetchAdd without REMOTE_ATOMIC: access error event on both QPs");
+	check(atomic_word_is(word) && all(g.ibuf, 8, FILL),
+	      "FetchAdd without REMOTE_ATOMIC: word and result untouched");
+	teardown(&c);
+}
+
 /* Post a receive on the target and a Send with Invalidate of @rkey. */
 static void send_inv(struct conn *c, uint32_t rkey)
 {
@@ -529,6 +615,7 @@ int main(int argc, char **argv)
 		die("ibv_alloc_mw");
 	check_type1(mw1);
 	check_no_read(mw1);
+	check_atomic(mw1);
 	check_type2_local_inv(mw2);
 	check_type2_remote_inv(mw2);
 	check_type1_no_remote_inv(mw1);
