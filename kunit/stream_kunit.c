@@ -1991,6 +1991,7 @@ static void st_lb_send_imm_refused(struct kunit *test)
 #define ST_HX_RQ_NUM	2
 #define ST_HX_FRAME_MAX	1024
 #define ST_HX_IRD	16
+#define ST_HX_ORD	16
 
 struct st_hx {
 	struct st_end *e;
@@ -2526,12 +2527,13 @@ static u32 st_fill(struct kunit *test, struct socket *sock)
  * stream's first send finds it full.  @ird: the IRD the connection agreed.
  */
 static struct st_hx *st_hx_up_fill(struct kunit *test, bool crc,
-				   bool no_recv, u8 rtr, u32 *filled, u32 ird)
+				   bool no_recv, u8 rtr, u32 *filled, u32 ird,
+				   u32 ord)
 {
 	struct st_hx *x = kunit_kzalloc(test, sizeof(*x), GFP_KERNEL);
 	struct rsw_mpa_conn conn = {
 		.rev = RSW_MPA_REV_2, .crc = crc, .enhanced = true,
-		.p2p = !!rtr, .rtr = rtr, .ird = ird, .ord = 16,
+		.p2p = !!rtr, .rtr = rtr, .ird = ird, .ord = ord,
 	};
 	struct socket *qs;
 	struct ib_sge sge;
@@ -2576,7 +2578,8 @@ static struct st_hx *st_hx_up_fill(struct kunit *test, bool crc,
 static struct st_hx *st_hx_up_rtr(struct kunit *test, bool crc, bool no_recv,
 				  u8 rtr)
 {
-	return st_hx_up_fill(test, crc, no_recv, rtr, NULL, ST_HX_IRD);
+	return st_hx_up_fill(test, crc, no_recv, rtr, NULL, ST_HX_IRD,
+			     ST_HX_ORD);
 }
 
 static struct st_hx *st_hx_up(struct kunit *test, bool crc, bool no_recv)
@@ -2667,7 +2670,7 @@ static void st_hostile(struct kunit *test)
 {
 	const struct st_bad_case *c = test->param_value;
 	struct st_hx *x = st_hx_up_fill(test, !c->crc_off, c->no_recv, 0, NULL,
-					c->ird0 ? 0 : ST_HX_IRD);
+					c->ird0 ? 0 : ST_HX_IRD, ST_HX_ORD);
 	u8 *t = kunit_kzalloc(test, 256, GFP_KERNEL);
 	const struct rsw_hdr_term *th = (const void *)t;
 	const struct rsw_rdmap_term *term = &th->term;
@@ -3113,21 +3116,31 @@ static void st_peer_fenced_local_inv(struct kunit *test)
 }
 
 /*
- * An Atomic Request the requester cannot make: the WR completes in error
- * and a Terminate goes to the peer in its place, RDMAP Local Catastrophic
- * Error with neither header (RFC 7306 section 8.1 rule 1); the QP ends in
- * ERROR and the result buffer is untouched.
+ * A request the requester cannot make (RFC 5040 section 7.1 rule 1, RFC
+ * 7306 section 8.1 rule 1): the WR completes in error and a Terminate goes
+ * to the peer in its place, RDMAP Local Catastrophic Error with neither
+ * header; the QP ends in ERROR and the local buffer is untouched.
  */
 struct st_local_case {
 	const char *name;
+	enum ib_wr_opcode op;
 	u64 raddr;
-	bool bad_lkey;			/* the result SGE's lkey is no MR */
+	bool bad_lkey;			/* the local SGE's lkey is no MR */
+	bool ord0;			/* the connection has ORD 0 */
 	enum ib_wc_status status;
 };
 
 static const struct st_local_case st_local_cases[] = {
-	{ "misaligned target", 0x1004, false, IB_WC_LOC_QP_OP_ERR },
-	{ "result buffer of no MR", 0x1000, true, IB_WC_LOC_PROT_ERR },
+	{ "atomic: misaligned target", IB_WR_ATOMIC_FETCH_AND_ADD, 0x1004,
+	  false, false, IB_WC_LOC_QP_OP_ERR },
+	{ "atomic: result buffer of no MR", IB_WR_ATOMIC_FETCH_AND_ADD, 0x1000,
+	  true, false, IB_WC_LOC_PROT_ERR },
+	{ "Send: SGE of no MR", IB_WR_SEND, 0, true, false,
+	  IB_WC_LOC_PROT_ERR },
+	{ "Read: ORD 0", IB_WR_RDMA_READ, 0x1000, false, true,
+	  IB_WC_LOC_QP_OP_ERR },
+	{ "atomic: ORD 0", IB_WR_ATOMIC_FETCH_AND_ADD, 0x1000, false, true,
+	  IB_WC_LOC_QP_OP_ERR },
 };
 
 KUNIT_ARRAY_PARAM_DESC(st_local, st_local_cases, name);
@@ -3137,21 +3150,27 @@ static void st_local_post(struct kunit *test, struct st_hx *x,
 {
 	struct ib_sge sge = st_sge(st.pd, res, sizeof(u64));
 	struct ib_atomic_wr wr = {
-		.wr = { .wr_id = 9, .opcode = IB_WR_ATOMIC_FETCH_AND_ADD,
-			.sg_list = &sge, .num_sge = 1,
-			.send_flags = IB_SEND_SIGNALED },
+		.wr = { .wr_id = 9, .opcode = c->op, .sg_list = &sge,
+			.num_sge = 1, .send_flags = IB_SEND_SIGNALED },
 		.remote_addr = c->raddr, .rkey = 0x00424201, .compare_add = 1,
+	};
+	struct ib_rdma_wr rd = {
+		.wr = wr.wr, .remote_addr = c->raddr, .rkey = 0x00424201,
 	};
 
 	if (c->bad_lkey)
 		sge.lkey = 0x00777700;
-	KUNIT_ASSERT_EQ(test, ib_post_send(x->e->qp, &wr.wr, NULL), 0);
+	if (c->op == IB_WR_RDMA_READ)
+		KUNIT_ASSERT_EQ(test, ib_post_send(x->e->qp, &rd.wr, NULL), 0);
+	else
+		KUNIT_ASSERT_EQ(test, ib_post_send(x->e->qp, &wr.wr, NULL), 0);
 }
 
-static void st_peer_local_atomic(struct kunit *test)
+static void st_peer_local_term(struct kunit *test)
 {
 	const struct st_local_case *c = test->param_value;
-	struct st_hx *x = st_hx_up(test, true, false);
+	struct st_hx *x = st_hx_up_fill(test, true, false, 0, NULL, ST_HX_IRD,
+					c->ord0 ? 0 : ST_HX_ORD);
 	struct st_lbuf rb = st_lbuf_new(test, 8);
 	u8 *t = st_peer_first(test, x);
 	const struct rsw_hdr_term *th = (const void *)t;
@@ -3369,7 +3388,8 @@ static void st_peer_rtr_full(struct kunit *test)
 	struct st_hx *x;
 	u32 filled;
 
-	x = st_hx_up_fill(test, true, false, c->rtr, &filled, ST_HX_IRD);
+	x = st_hx_up_fill(test, true, false, c->rtr, &filled, ST_HX_IRD,
+			  ST_HX_ORD);
 	st_wait_tx(test, x->e);
 	/* The RTR found no room; nothing happened on the queues. */
 	st_cq_empty(test, x->e->scq, "send CQ, socket full");
@@ -3571,7 +3591,7 @@ static struct kunit_case st_cases[] = {
 	KUNIT_CASE(st_peer_atomic),
 	KUNIT_CASE(st_peer_imm_after_send),
 	KUNIT_CASE_PARAM(st_peer_bad_resp, st_resp_gen_params),
-	KUNIT_CASE_PARAM(st_peer_local_atomic, st_local_gen_params),
+	KUNIT_CASE_PARAM(st_peer_local_term, st_local_gen_params),
 	KUNIT_CASE(st_peer_fenced_local_inv),
 	KUNIT_CASE_PARAM(st_peer_rtr, st_rtr_gen_params),
 	KUNIT_CASE(st_reset_live_stream),

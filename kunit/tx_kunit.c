@@ -594,10 +594,10 @@ static void tx_bad_sge(struct kunit *test)
 	tx_sqe_sge(sqe, c->mem, 10);
 	tx_sqe_sge(sqe, c->mem, 10);
 	sqe->sge[1].lkey ^= 0x01000000;		/* another index */
-	KUNIT_EXPECT_EQ(test, rsw_tx_wqe(c->tx, NULL, sqe, 0), -EINVAL);
+	KUNIT_EXPECT_EQ(test, rsw_tx_wqe(c->tx, NULL, sqe, 0), -EPROTO);
 	tx_sqe_sge(rd, c->mem, 10);
 	tx_sqe_sge(rd, c->mem, 10);
-	KUNIT_EXPECT_EQ(test, rsw_tx_wqe(c->tx, NULL, rd, 1), -EINVAL);
+	KUNIT_EXPECT_EQ(test, rsw_tx_wqe(c->tx, NULL, rd, 1), -EPROTO);
 	KUNIT_EXPECT_EQ(test, c->sink.len, 0);
 	KUNIT_EXPECT_EQ(test, rsw_tx_reads_outstanding(c->tx), 0);
 }
@@ -1130,7 +1130,10 @@ static void tx_qp_process(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ib_poll_cq(cq, 1, &wc), 0);
 }
 
-/* A bad lkey completes LOC_PROT_ERR and moves the QP to ERR. */
+/*
+ * A bad lkey completes LOC_PROT_ERR, moves the QP to ERR and stops the run
+ * with -EPROTO: the stream sends a Terminate in the WQE's place.
+ */
 static void tx_qp_bad_lkey(struct kunit *test)
 {
 	struct tx_ctx *c = tx_ctx(test, true, 4);
@@ -1149,7 +1152,8 @@ static void tx_qp_bad_lkey(struct kunit *test)
 	struct ib_qp_attr attr;
 
 	KUNIT_ASSERT_EQ(test, ib_post_send(qp, wr, NULL), 0);
-	KUNIT_EXPECT_EQ(test, rsw_tx_process(c->tx, to_rsw_qp(qp), 16), 1);
+	KUNIT_EXPECT_EQ(test, rsw_tx_process(c->tx, to_rsw_qp(qp), 16),
+			-EPROTO);
 	KUNIT_EXPECT_EQ(test, c->sink.len, 0);
 	tx_expect_wc(test, cq, 1, IB_WC_LOC_PROT_ERR, 0);
 	tx_expect_wc(test, cq, 2, IB_WC_WR_FLUSH_ERR, 0);

@@ -350,9 +350,11 @@ static int rsw_stream_tx_rresp(struct rsw_stream *s)
 }
 
 /*
- * An Atomic Request could not be made (completed in error already): a
- * Terminate goes in its place, Local Catastrophic Error with no headers
- * (RFC 7306 section 8.1 rule 1), so the peer does not wait for it.
+ * A request could not be made (a WQE completed in error already: bad local
+ * SGE, length or shape, a Read or Atomic with ORD 0): a Terminate goes in
+ * its place, Local Catastrophic Error with no headers (RFC 5040 section
+ * 7.1 rule 1, RFC 7306 section 8.1 rule 1), so the peer hears why the
+ * stream ends instead of a reset.
  */
 static void rsw_stream_local_term(struct rsw_stream *s)
 {

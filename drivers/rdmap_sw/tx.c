@@ -531,6 +531,16 @@ static u8 rsw_tx_send_op(const struct rdmap_sw_sqe *sqe)
 }
 
 /*
+ * A Read or Atomic Request on a connection with ORD 0 (the ULP asked for
+ * none, or a peer without RFC 6581 numbers left it at that) would wait
+ * for a credit that never comes: it fails instead.
+ */
+static bool rsw_tx_no_ord(const struct rsw_tx *tx)
+{
+	return !tx->cfg.ord;
+}
+
+/*
  * Read Request of the WQE copy: sink = its local SGE (one, or none for
  * zero length), source = the peer's rstag/raddr.  0 or the WC status.
  */
@@ -540,7 +550,7 @@ static u8 rsw_tx_read_msg(struct rsw_tx *tx)
 	struct rsw_rdmap_rreq *rr = &tx->msg.rreq.rreq;
 	struct rsw_mr_ref ref;
 
-	if (sqe->num_sge > 1)
+	if (sqe->num_sge > 1 || rsw_tx_no_ord(tx))
 		return RDMAP_SW_WC_LOC_QP_OP_ERR;
 	memset(&tx->msg.rreq, 0, sizeof(tx->msg.rreq));
 	if (sqe->num_sge && sqe->sge[0].length) {
@@ -625,6 +635,8 @@ static u8 rsw_tx_atomic_msg(struct rsw_tx *tx)
 	if (sqe->num_sge != 1 || sqe->flags & RDMAP_SW_SQE_INLINE ||
 	    res->length != sizeof(u64))
 		return RDMAP_SW_WC_LOC_LEN_ERR;
+	if (rsw_tx_no_ord(tx))
+		return RDMAP_SW_WC_LOC_QP_OP_ERR;
 	/* The peer would end the connection for it (RFC 7306 section 8.2). */
 	if (!IS_ALIGNED(sqe->raddr, sizeof(u64)))
 		return RDMAP_SW_WC_LOC_QP_OP_ERR;
@@ -800,10 +812,11 @@ int rsw_tx_wqe(struct rsw_tx *tx, struct rsw_qp *qp,
 		if (qp)
 			rsw_qp_sq_complete(qp, idx, status, 0);
 		/*
-		 * An Atomic Request that cannot be made is replaced by a
-		 * Terminate (RFC 7306 section 8.1 rule 1): the caller's.
+		 * A request that cannot be made is replaced by a Terminate
+		 * (RFC 5040 section 7.1 rule 1, RFC 7306 section 8.1 rule
+		 * 1): the caller's.
 		 */
-		return rsw_tx_sqe_atomic(&tx->sqe) ? -EPROTO : -EINVAL;
+		return -EPROTO;
 	}
 	return rsw_tx_resume(tx, qp);
 }
@@ -954,7 +967,8 @@ static bool rsw_tx_blocked(const struct rsw_tx *tx)
 
 	if (sqe->flags & RDMAP_SW_SQE_FENCE && out)
 		return true;
-	return read && out >= tx->cfg.ord;
+	/* With no ORD at all it fails instead (rsw_tx_no_ord()). */
+	return read && tx->cfg.ord && out >= tx->cfg.ord;
 }
 
 /*
@@ -1001,8 +1015,6 @@ int rsw_tx_process(struct rsw_tx *tx, struct rsw_qp *qp, unsigned int budget)
 		/* Another WQE to send in this run: let the sink coalesce. */
 		tx->msg_more = done < budget && qp && rsw_qp_sq_pending(qp);
 		ret = rsw_tx_wqe(tx, qp, &tx->sqe, tx->sqe_idx);
-		if (ret == -EINVAL)
-			continue;	/* completed with an error already */
 		if (ret)
 			return ret;
 	}
