@@ -285,6 +285,11 @@ struct request_case {
 /* Local parameters: revision, CRC, P2P, RTR set, IRD, ORD (, PD length). */
 #define LP(v, c, p, t, i, o) \
 	{ .rev = v, .crc = c, .p2p = p, .rtr = t, .ird = i, .ord = o }
+/* Revision 2, no CRC: accepted RTR types @t, preferred @pr. */
+#define LPX(t, pr, i, o) \
+	{ .rev = 2, .rtr = t, .rtr_prefer = pr, .ird = i, .ord = o }
+/* Revision 2 initiator asking for CRC @c, requiring it @r. */
+#define LPC(c, r) { .rev = 2, .crc = c, .crc_required = r }
 #define LPD(v, c, p, t, i, o, l) \
 	{ .rev = v, .crc = c, .p2p = p, .rtr = t, .ird = i, .ord = o, \
 	  .pd_len = l }
@@ -832,6 +837,23 @@ static const struct resp_case resp_cases[] = {
 	{ "rtr_p2p_local_rev1", LP(1, 0, 0, RTR_ALL, 1, 0),
 	  REQ2(.p2p = 1, .rtr = RTR_W), RSW_MPA_OK, FR(.rev = 1),
 	  CONN(.rev = 1, .ird = 1) },
+	/* The device's rtr_prefer, if offered; Read with IRD 0 grants 1. */
+	{ "rtr_prefer_send", LPX(RTR_ALL, RTR_S, 1, 0),
+	  REQ2(.p2p = 1, .rtr = RTR_ALL, .ord = 1), RSW_MPA_OK,
+	  REQ2(.p2p = 1, .rtr = RTR_S, .ird = 1),
+	  CONN(.rev = 2, .enhanced = 1, .p2p = 1, .rtr = RTR_S, .ird = 1) },
+	{ "rtr_prefer_read_ird0", LPX(RTR_ALL, RTR_R, 0, 0),
+	  REQ2(.p2p = 1, .rtr = RTR_ALL, .ord = 1), RSW_MPA_OK,
+	  REQ2(.p2p = 1, .rtr = RTR_R, .ird = 1),
+	  CONN(.rev = 2, .enhanced = 1, .p2p = 1, .rtr = RTR_R, .ird = 1) },
+	{ "rtr_prefer_not_offered", LPX(RTR_ALL, RTR_W, 1, 0),
+	  REQ2(.p2p = 1, .rtr = RTR_R | RTR_S, .ord = 1), RSW_MPA_OK,
+	  REQ2(.p2p = 1, .rtr = RTR_R, .ird = 1),
+	  CONN(.rev = 2, .enhanced = 1, .p2p = 1, .rtr = RTR_R, .ird = 1) },
+	{ "rtr_prefer_not_accepted", LPX(RTR_W | RTR_S, RTR_R, 1, 0),
+	  REQ2(.p2p = 1, .rtr = RTR_ALL, .ord = 1), RSW_MPA_OK,
+	  REQ2(.p2p = 1, .rtr = RTR_W, .ird = 1),
+	  CONN(.rev = 2, .enhanced = 1, .p2p = 1, .rtr = RTR_W, .ird = 1) },
 	/* Markers and private data iw_cm cannot deliver. */
 	{ "markers_rejected", LP(2, 0, 0, RTR_ALL, 2, 0),
 	  FR(.rev = 2, .markers = 1, .enhanced = 1, .ird = 1),
@@ -993,6 +1015,13 @@ static const struct init_case init_cases[] = {
 	  RSW_MPA_E_REJECTED, CONN() },
 	{ "markers", LP(2, 0, 0, RTR_ALL, 0, 0), FR(.rev = 1, .markers = 1),
 	  RSW_MPA_E_MARKERS, CONN() },
+	/* The device's mpa_crc "required": a Reply must echo C. */
+	{ "crc_required_echoed", LPC(1, 1), FR(.rev = 2, .crc = 1),
+	  RSW_MPA_OK, CONN(.rev = 2, .crc = 1) },
+	{ "crc_required_dropped", LPC(1, 1), FR(.rev = 2), RSW_MPA_E_CRC,
+	  CONN() },
+	{ "crc_on_dropped", LPC(1, 0), FR(.rev = 2), RSW_MPA_OK,
+	  CONN(.rev = 2, .crc = 1) },
 	{ "pd_255_ok", LP(2, 0, 0, RTR_ALL, 0, 0), FR(.rev = 1, .pd_len = 255),
 	  RSW_MPA_OK, CONN(.rev = 1) },
 	{ "pd_256", LP(2, 0, 0, RTR_ALL, 0, 0), FR(.rev = 1, .pd_len = 256),

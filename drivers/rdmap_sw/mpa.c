@@ -20,7 +20,9 @@
  *    Request (7.1.1 R).  In a revision 1 frame the RFC 6581 bit is one of
  *    the Res bits and is ignored the same way.
  *  - C: CRC is on if either frame has C set (7.1.1 C).  A responder
- *    echoes the result in its Reply's C.
+ *    echoes the result in its Reply's C.  An initiator whose policy
+ *    requires CRC refuses a Reply that does not (RSW_MPA_E_CRC): that
+ *    responder breaks the rule and may send FPDUs without it.
  *  - M: we do not send Markers, so a peer's M fails negotiation; a
  *    responder answers with a Reject frame (7.1.2 rule 2: a well-formed but
  *    unacceptable Request SHOULD get a Reject), an initiator closes.
@@ -39,7 +41,8 @@
  *    responder must echo P2P (RFC 6581 section 9.2: "If Control Flag A is
  *    1 in the MPA Request message, then the responder MUST set Control Flag
  *    A to 1 in the MPA reply message") with exactly one offered type it
- *    accepts, preferring Write (no reply, no receive consumed), then Read
+ *    accepts, preferring the type the device's rtr_prefer names if
+ *    offered, else Write (no reply, no receive consumed), then Read
  *    if its IRD is at least 1, then Send, then Read anyway, raising its
  *    IRD to 1 for the connection (what hardware does for cxgb4's default
  *    Read-only offer; the Reply and the ULP both see IRD 1); with none in
@@ -84,6 +87,8 @@ static const struct rsw_mpa_reason_info rsw_mpa_reasons[RSW_MPA_E_NUM] = {
 			    true, true },
 	[RSW_MPA_E_NO_RTR] = { "no matching RTR option", -EPROTO,
 			       RSW_MPA_EC_NO_RTR, true, true },
+	[RSW_MPA_E_CRC] = { "the Reply declined the required CRC", -EPROTO,
+			    RSW_MPA_EC_BAD_RR, false, false },
 };
 
 static const struct rsw_mpa_reason_info rsw_mpa_reason_unknown = {
@@ -108,7 +113,8 @@ int rsw_mpa_params_check(const struct rsw_mpa_params *lp)
 	if (lp->ird > RSW_MPA_V2_IRD_ORD_MAX ||
 	    lp->ord > RSW_MPA_V2_IRD_ORD_MAX)
 		return -EINVAL;
-	if (lp->rtr & ~RSW_MPA_RTR_ALL)
+	if (lp->rtr & ~RSW_MPA_RTR_ALL || lp->rtr_prefer & ~RSW_MPA_RTR_ALL ||
+	    hweight8(lp->rtr_prefer) > 1)
 		return -EINVAL;
 	if (lp->pd_len > RSW_MPA_MAX_PD || (lp->pd_len && !lp->pd))
 		return -EINVAL;
@@ -224,14 +230,17 @@ EXPORT_SYMBOL_IF_KUNIT(rsw_mpa_build);
  */
 
 /*
- * The RTR type a responder picks from @common, or NONE.  A Read RTR needs
- * an inbound Read: with @ird 0 it comes after Send, and when it is the
- * only choice the responder grants IRD 1 (rsw_mpa_rtr_ird()).  A listener
- * does not know its IRD before the ULP accepts, so a peer offering only
- * Read (cxgb4's default) must not be refused for an IRD of 0.
+ * The RTR type a responder picks from @common, or NONE: @prefer if it is
+ * offered, else by our order.  A Read RTR needs an inbound Read: with
+ * @ird 0 it comes after Send, and when it is the only choice the responder
+ * grants IRD 1 (rsw_mpa_rtr_ird()).  A listener does not know its IRD
+ * before the ULP accepts, so a peer offering only Read (cxgb4's default)
+ * must not be refused for an IRD of 0.
  */
-static u8 rsw_mpa_rtr_pick(u8 common, u16 ird)
+static u8 rsw_mpa_rtr_pick(u8 common, u8 prefer, u16 ird)
 {
+	if (common & prefer)
+		return prefer;
 	if (common & RSW_MPA_RTR_WRITE)
 		return RSW_MPA_RTR_WRITE;
 	if ((common & RSW_MPA_RTR_READ) && ird)
@@ -273,7 +282,7 @@ enum rsw_mpa_reason rsw_mpa_check_request(const struct rsw_mpa_params *lp,
 	if (req->pd_len > RSW_MPA_IWCM_MAX_PD)
 		return RSW_MPA_E_PD_IWCM;
 	if (rsw_mpa_rep_enhanced(lp, req) && req->p2p &&
-	    !rsw_mpa_rtr_pick(common, lp->ird))
+	    !rsw_mpa_rtr_pick(common, lp->rtr_prefer, lp->ird))
 		return RSW_MPA_E_NO_RTR;
 	return RSW_MPA_OK;
 }
@@ -326,7 +335,8 @@ enum rsw_mpa_reason rsw_mpa_accept(const struct rsw_mpa_params *lp,
 	rep->reject = false;
 	if (rep->enhanced && req->p2p) {
 		rep->p2p = true;
-		rep->rtr = rsw_mpa_rtr_pick(lp->rtr & req->rtr, lp->ird);
+		rep->rtr = rsw_mpa_rtr_pick(lp->rtr & req->rtr, lp->rtr_prefer,
+					    lp->ird);
 		rep->ird = rsw_mpa_rtr_ird(rep->rtr, lp->ird);
 	}
 	*conn = (struct rsw_mpa_conn) {
@@ -373,6 +383,8 @@ static enum rsw_mpa_reason rsw_mpa_check_reply(const struct rsw_mpa_params *lp,
 		return RSW_MPA_E_REV;
 	if (rep->markers)
 		return RSW_MPA_E_MARKERS;
+	if (lp->crc && lp->crc_required && !rep->crc)
+		return RSW_MPA_E_CRC;
 	if (rep->pd_len > RSW_MPA_IWCM_MAX_PD)
 		return RSW_MPA_E_PD_IWCM;
 	if (enhanced && rep->ord > lp->ird)

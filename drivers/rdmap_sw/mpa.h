@@ -65,6 +65,7 @@ enum rsw_mpa_reason {
 	RSW_MPA_E_PD_IWCM,	/* ULP private data over iw_cm's 255 */
 	RSW_MPA_E_IRD,		/* RFC 6581: insufficient IRD */
 	RSW_MPA_E_NO_RTR,	/* RFC 6581: no matching RTR option */
+	RSW_MPA_E_CRC,		/* CRC required, the Reply has no C */
 	RSW_MPA_E_NUM,
 };
 
@@ -95,12 +96,17 @@ struct rsw_mpa_reason_info {
  *        responder ignores it: it always honours a peer's ask.
  *  @rtr: RSW_MPA_RTR_* set; initiator: the types it can send, responder:
  *        the types it accepts.
+ *  @rtr_prefer: responder: the one type it picks first when offered (0:
+ *        Write, then Read, then Send).
+ *  @crc_required: initiator: refuse a Reply without C to a Request with C.
  */
 struct rsw_mpa_params {
 	u8		rev;
 	bool		crc;	/* ask for CRC (C) */
+	bool		crc_required;
 	bool		p2p;
 	u8		rtr;
+	u8		rtr_prefer;
 	u16		ird;	/* local IRD, at most 0x3fff */
 	u16		ord;	/* local ORD, at most 0x3fff */
 	const void	*pd;	/* ULP private data */
@@ -153,6 +159,7 @@ struct rsw_mpa_conn {
 	u8		rtr;		/* RTR type if @p2p, else 0 */
 	u16		ird;
 	u16		ord;
+	u32		max_ulpdu;	/* local TX cap, 0: none (not negotiated) */
 };
 
 /* -------------------------------------------------------------------------

@@ -904,6 +904,7 @@ static int rsw_stream_setup(struct rsw_stream *s, struct rsw_qp *qp)
 		.crc = s->conn.crc,
 		.mss = tcp_sk(s->sock->sk)->mss_cache,
 		.ord = min_t(u32, s->conn.ord, RSW_MAX_RD_ATOM),
+		.max_ulpdu = s->conn.max_ulpdu,
 		.qp = qp->serial,
 	};
 	struct rsw_rx_config rcfg = {
