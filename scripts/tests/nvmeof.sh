@@ -6,7 +6,7 @@
 #   scripts/siw 6.12 && scripts/build 6.12
 #   scripts/vm --kernel 6.12 --mem 2048 --timeout 600 -- \
 #       scripts/tests/nvmeof.sh [--target siw|rsw] [--host siw|rsw]
-#                               [--seconds N] [--crc on|off]
+#                               [--seconds N] [--crc on|off] [--cxgb4]
 #
 #   guest:  dummy0 10.78.0.1/24 <-- target provider (nvmet-rdma port 4420,
 #                                   namespace on memory-backed null_blk)
@@ -30,12 +30,17 @@
 #   nvmeof target=siw host=siw crc=default bs=4k read=… MB/s write=… MB/s errors=0 mpa_crc=0/3
 # mpa_crc: connections whose MPA reply (seen by a sniffer on lo) turned CRC on,
 # of all connections; with --crc on it must be all of them, with off none.
+# --cxgb4 (host rsw): the host's device initiates as iw_cxgb4 does at its
+# defaults (peer-to-peer, CRC, a zero-length Read as the only RTR, ORD
+# raised to 1 for it; re_rsw_cxgb4), and every Request and Reply on the
+# wire must show it (re_rtr_assert).  With --target rsw too, one device
+# serves both ends and its responder then accepts only the Read RTR.
 # shellcheck source=scripts/tests/lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=scripts/tests/rdma-env.sh
 . "$(dirname "$0")/rdma-env.sh"
 
-target=siw host=siw seconds=30 crc= srq=0
+target=siw host=siw seconds=30 crc= srq=0 cxgb4=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--target) target=$2; shift 2 ;;
@@ -43,7 +48,8 @@ while [ $# -gt 0 ]; do
 	--seconds) seconds=$2; shift 2 ;;
 	--crc) crc=$2; shift 2 ;;
 	--srq) srq=1; shift ;;
-	*) echo "usage: $0 [--target siw|rsw] [--host siw|rsw] [--seconds N] [--crc on|off] [--srq]" >&2
+	--cxgb4) cxgb4=1; shift ;;
+	*) echo "usage: $0 [--target siw|rsw] [--host siw|rsw] [--seconds N] [--crc on|off] [--srq] [--cxgb4]" >&2
 		exit 2 ;;
 	esac
 done
@@ -51,6 +57,7 @@ re_check_provider_name "$target"
 re_check_provider_name "$host"
 case "$seconds" in ''|*[!0-9]*|0) fail "--seconds takes a positive number" ;; esac
 case "$crc" in ''|on|off) ;; *) fail "--crc takes on or off" ;; esac
+[ "$cxgb4" = 0 ] || [ "$host" = rsw ] || fail "--cxgb4 needs --host rsw"
 
 NQN=nqn.2026-11.org.rdmap-sw:nvmeof-test
 TGT_IP=10.78.0.1
@@ -233,7 +240,7 @@ dd_run() {
 }
 
 t_banner
-note "target=$target host=$host seconds=$seconds crc=${crc:-default} srq=$srq"
+note "target=$target host=$host seconds=$seconds crc=${crc:-default} srq=$srq cxgb4=$cxgb4"
 
 step "RDMA core, nvmet, nvme-rdma and null_blk modules"
 re_begin
@@ -258,6 +265,7 @@ else
 	# One device serves both ends.
 	host_ip=$TGT_IP
 fi
+[ "$cxgb4" = 0 ] || re_rsw_cxgb4 "$(re_dev "$host")"
 
 step "nvmet target: subsystem $NQN, namespace /dev/nullb0, rdma port $TGT_IP:$PORT"
 re_nvmet_export "$NQN" "$TGT_IP" "$PORT" /dev/nullb0
@@ -282,6 +290,7 @@ fi
 check re_mpa_watch_stop
 mpa=$T_OUT
 re_mpa_assert "$mpa" "$crc"
+[ "$cxgb4" = 0 ] || re_rtr_assert "$mpa"
 mpa_crc=$(sed -n 's/.*\brep=\([0-9]*\) rep_crc=\([0-9]*\).*/\2\/\1/p' <<<"$mpa")
 mpa_conns=${mpa_crc#*/}
 

@@ -152,8 +152,12 @@ re_mbps() {
 # MPA negotiation seen on the wire.  re_mpa_watch_start PORT starts a
 # sniffer (python3, AF_PACKET on lo, where traffic between local addresses
 # flows) that counts MPA request and reply frames to/from TCP PORT and their
-# CRC bit; re_mpa_watch_stop prints "req=N req_crc=N rep=N rep_crc=N".  The
-# CRC in use on a connection is the reply's C bit (RFC 5044 7.1).
+# CRC bit; re_mpa_watch_stop prints "req=N req_crc=N rep=N rep_crc=N
+# req_rd=N rep_rd=N req_v1=N rep_v1=N".  The CRC in use on a connection is the reply's C bit
+# (RFC 5044 7.1).  req_rd counts Requests whose RFC 6581 words offer
+# peer-to-peer with a zero-length Read as the only RTR and ORD >= 1 (what
+# iw_cxgb4 sends by default), rep_rd Replies that pick the Read RTR with
+# IRD >= 1; req_v1 and rep_v1 count frames of MPA revision 1.
 RE_MPA_PID=
 RE_MPA_OUT=
 
@@ -162,7 +166,18 @@ re_mpa_watch_start() {
 	python3 -c '
 import signal, socket, struct, sys
 port, out = int(sys.argv[1]), sys.argv[2]
-n = {"req": 0, "req_crc": 0, "rep": 0, "rep_crc": 0}
+n = {"req": 0, "req_crc": 0, "rep": 0, "rep_crc": 0, "req_rd": 0, "rep_rd": 0,
+     "req_v1": 0, "rep_v1": 0}
+def rtr_read(name, f):
+    # RFC 6581: IRD word A|B|IRD, ORD word C|D|ORD; D is the Read RTR.
+    if len(f) < 24 or not f[16] & 0x10:
+        return False
+    ird, ord_ = struct.unpack("!HH", f[20:24])
+    if not ird & 0x8000 or (ord_ & 0xc000) != 0x4000:
+        return False
+    if name == "req":
+        return not ird & 0x4000 and ord_ & 0x3fff >= 1
+    return ird & 0x3fff >= 1
 def dump(*_):
     with open(out, "w") as f:
         f.write(" ".join("%s=%d" % kv for kv in n.items()) + "\n")
@@ -185,10 +200,14 @@ while True:
     data = pkt[tcp + (pkt[tcp + 12] >> 4) * 4:]
     for key, name in ((b"MPA ID Req Frame", "req"), (b"MPA ID Rep Frame", "rep")):
         i = data.find(key)
-        if i >= 0 and len(data) > i + 16:
+        if i >= 0 and len(data) > i + 17:
             n[name] += 1
             if data[i + 16] & 0x40:
                 n[name + "_crc"] += 1
+            if rtr_read(name, data[i:]):
+                n[name + "_rd"] += 1
+            if data[i + 17] == 1:
+                n[name + "_v1"] += 1
 ' "$1" "$RE_MPA_OUT" &
 	RE_MPA_PID=$!
 	# A hang guard, not a speed check: python's start on the debug
@@ -217,6 +236,41 @@ re_mpa_assert() {
 	off) assert_eq "$rep_crc" 0 "MPA replies with CRC (of $rep)" ;;
 	*) note "MPA replies with CRC: $rep_crc of $rep (no --crc given)" ;;
 	esac
+}
+
+# re_mpa_count COUNTS KEY: the number KEY=N in re_mpa_watch_stop's line.
+re_mpa_count() { sed -n "s/.*\b$2=\([0-9]*\).*/\1/p" <<<"$1"; }
+
+# re_rtr_assert COUNTS: every MPA Request offered only the Read RTR with
+# ORD >= 1 and every Reply picked it with IRD >= 1 (after re_rsw_cxgb4).
+re_rtr_assert() {
+	local counts=$1 k
+	local -A n=()
+	for k in req req_rd rep rep_rd; do
+		n[$k]=$(re_mpa_count "$counts" "$k")
+	done
+	[ "${n[req]:-0}" -gt 0 ] || fail "no MPA Request seen ($counts)"
+	assert_eq "${n[req_rd]}" "${n[req]}" "Requests offering only a Read RTR with ORD >= 1 (of ${n[req]})"
+	assert_eq "${n[rep_rd]}" "${n[rep]}" "Replies picking the Read RTR with IRD >= 1 (of ${n[rep]})"
+}
+
+# re_rsw_set DEV ATTR VALUE: a per-device setting of rdmap_sw (sysfs), read
+# back.
+re_rsw_set() {
+	local f=$RE_IB/$1/$2
+	[ -w "$f" ] || fail "no setting $f"
+	echo "$3" >"$f" || fail "echo $3 > $f"
+	assert_file "$f" "$3"
+}
+
+# re_rsw_cxgb4 DEV: make DEV's new connections behave as iw_cxgb4 at its
+# defaults: peer-to-peer, CRC, revision 2, a zero-length Read as the only
+# RTR (an initiator raises ORD 0 to 1 for it), which its responder accepts.
+re_rsw_cxgb4() {
+	re_rsw_set "$1" peer_to_peer 1
+	re_rsw_set "$1" mpa_crc on
+	re_rsw_set "$1" mpa_rev 2
+	re_rsw_set "$1" rtr_types read
 }
 
 # NVMe-oF target through nvmet's configfs.  re_nvmet_export NQN TRADDR
