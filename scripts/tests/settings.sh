@@ -23,10 +23,12 @@
 #    the iw_cxgb4 profile (Read-only RTR offer) on the initiator against a
 #    responder that accepts only Read: re_rtr_assert;
 #    max_fpdu 128 on both: 65000-octet pings still verify.
-# 4. Dead-peer detection: dead_peer_s 5 on both, a running rping, then
-#    every packet on lo dropped (netem loss 100%): both rpings end within
-#    DEAD_BOUND_S seconds; after the loss is lifted a new rping works and
-#    the kernel log is clean.
+# 4. Dead-peer detection.  Control first: with dead_peer_s 0 a running
+#    rping survives CONTROL_S seconds of every packet on lo dropped
+#    (netem loss 100%) and goes on pinging once the loss is lifted.  Then
+#    with dead_peer_s 5 on both, the same partition ends both rpings
+#    within DEAD_BOUND_S seconds; afterwards a new rping works and the
+#    kernel log is clean.
 # shellcheck source=scripts/tests/lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=scripts/tests/rdma-env.sh
@@ -38,6 +40,7 @@ IB=/sys/class/infiniband
 # The ends must notice within 5 s (TCP_USER_TIMEOUT) plus the rping's own
 # reaction; generous for TCG and the debug kernel.
 DEAD_BOUND_S=60
+CONTROL_S=15
 T_CMD_TIMEOUT=180
 LOGS=$RSW_RUN/settings
 mkdir -p "$LOGS"
@@ -178,10 +181,26 @@ rping_pair 7405 65000
 re_rsw_set rsw0 max_fpdu 0
 re_rsw_set rsw1 max_fpdu 0
 
-step "4. dead_peer_s 5 on both: a partition ends both ends in bounded time"
+step "4a. dead_peer_s 0: a connection outlives a ${CONTROL_S} s partition"
+check modprobe sch_netem
+bg ctl.srv "$B/rping" -s -a "$SRV" -p 7408 -V -C 100000000
+poll_until 20 "rping server on 7408" listening 7408
+bg ctl.cli "$B/rping" -c -I "$CLI" -a "$SRV" -p 7408 -v -V -C 100000000
+poll_until 60 "pings flowing" pinging ctl.cli 5
+check tc qdisc add dev lo root netem loss 100%
+t_sleep "$CONTROL_S"
+if ! alive ctl.cli || ! alive ctl.srv; then
+	fail "a connection without dead_peer_s ended within ${CONTROL_S} s"
+fi
+check tc qdisc del dev lo root
+seen=$(pings ctl.cli)
+poll_until 60 "pings flowing again after the partition" pinging ctl.cli $((seen + 5))
+kill "${PIDS[ctl.cli]}" "${PIDS[ctl.srv]}"
+wait "${PIDS[ctl.cli]}" "${PIDS[ctl.srv]}" 2>/dev/null || true
+
+step "4b. dead_peer_s 5 on both: a partition ends both ends in bounded time"
 re_rsw_set rsw0 dead_peer_s 5
 re_rsw_set rsw1 dead_peer_s 5
-check modprobe sch_netem
 bg dead.srv "$B/rping" -s -a "$SRV" -p 7406 -V -C 100000000
 poll_until 20 "rping server on 7406" listening 7406
 bg dead.cli "$B/rping" -c -I "$CLI" -a "$SRV" -p 7406 -v -V -C 100000000
