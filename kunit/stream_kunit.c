@@ -2526,16 +2526,11 @@ static u32 st_fill(struct kunit *test, struct socket *sock)
  * QP's socket is filled first (st_fill(), octets in *@filled), so the
  * stream's first send finds it full.  @ird: the IRD the connection agreed.
  */
-static struct st_hx *st_hx_up_fill(struct kunit *test, bool crc,
-				   bool no_recv, u8 rtr, u32 *filled, u32 ird,
-				   u32 ord)
+/* The QP's end with its MRs and receives, and the socket pair; *@qs: its. */
+static struct st_hx *st_hx_prepare(struct kunit *test, bool crc, bool no_recv,
+				   struct socket **qs)
 {
 	struct st_hx *x = kunit_kzalloc(test, sizeof(*x), GFP_KERNEL);
-	struct rsw_mpa_conn conn = {
-		.rev = RSW_MPA_REV_2, .crc = crc, .enhanced = true,
-		.p2p = !!rtr, .rtr = rtr, .ird = ird, .ord = ord,
-	};
-	struct socket *qs;
 	struct ib_sge sge;
 	u32 i;
 
@@ -2565,9 +2560,23 @@ static struct st_hx *st_hx_up_fill(struct kunit *test, bool crc,
 		st_post_recv(test, x->e, 50 + i, &sge, 1);
 	}
 
-	st_tcp_pair(test, &x->raw, &qs);
+	st_tcp_pair(test, &x->raw, qs);
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, st_sock_release,
 							x->raw), 0);
+	return x;
+}
+
+static struct st_hx *st_hx_up_fill(struct kunit *test, bool crc,
+				   bool no_recv, u8 rtr, u32 *filled, u32 ird,
+				   u32 ord)
+{
+	struct rsw_mpa_conn conn = {
+		.rev = RSW_MPA_REV_2, .crc = crc, .enhanced = true,
+		.p2p = !!rtr, .rtr = rtr, .ird = ird, .ord = ord,
+	};
+	struct socket *qs;
+	struct st_hx *x = st_hx_prepare(test, crc, no_recv, &qs);
+
 	if (filled)
 		*filled = st_fill(test, qs);
 	st_attach(test, x->e, qs, &conn, !!rtr);
@@ -2624,8 +2633,17 @@ static void st_expect_eof(struct kunit *test, struct st_hx *x)
 			      ret == -EPIPE, "after the Terminate: %d", ret);
 }
 
-static void st_hx_check_end(struct kunit *test, struct st_hx *x,
-			    int rq0_status, u32 may_write)
+/* Any vendor_err (st_hx_check_end_vendor()). */
+#define ST_ANY_VENDOR_ERR	U32_MAX
+
+/*
+ * The stream ended in ERROR, receives flushed (the first with @rq0_status)
+ * carrying @vendor_err unless ST_ANY_VENDOR_ERR, and nothing changed
+ * beyond the first @may_write octets of the MR.
+ */
+static void st_hx_check_end_vendor(struct kunit *test, struct st_hx *x,
+				   int rq0_status, u32 may_write,
+				   u32 vendor_err)
 {
 	struct st_end *e = x->e;
 	u8 allowed[32];
@@ -2639,6 +2657,9 @@ static void st_hx_check_end(struct kunit *test, struct st_hx *x,
 	for (i = 0; i < x->nrecv; i++) {
 		st_wc(test, e->rcq, 50 + i, i ? IB_WC_WR_FLUSH_ERR : rq0_status,
 		      -1, &wc);
+		if (vendor_err != ST_ANY_VENDOR_ERR)
+			KUNIT_EXPECT_EQ_MSG(test, wc.vendor_err, vendor_err,
+					    "receive %u", i);
 	}
 	st_cq_empty(test, e->rcq, "recv CQ");
 	st_cq_empty(test, e->scq, "send CQ");
@@ -2664,6 +2685,13 @@ static void st_hx_check_end(struct kunit *test, struct st_hx *x,
 						   (ST_HX_RQ_LEN + ST_GUARD_LEN),
 						   ST_GUARD_LEN, ST_GUARD),
 				      "receive guard %u changed", i);
+}
+
+static void st_hx_check_end(struct kunit *test, struct st_hx *x,
+			    int rq0_status, u32 may_write)
+{
+	st_hx_check_end_vendor(test, x, rq0_status, may_write,
+			       ST_ANY_VENDOR_ERR);
 }
 
 static void st_hostile(struct kunit *test)
@@ -2750,7 +2778,10 @@ static void st_hostile(struct kunit *test)
 			      "events %#lx", x->e->events);
 }
 
-/* The raw peer sends a Terminate: the QP reports it and goes to ERROR. */
+/*
+ * The raw peer sends a Terminate: the QP reports it (async event, the
+ * cause in every flushed completion's vendor_err) and goes to ERROR.
+ */
 struct st_term_case {
 	const char *name;
 	u8 layer, etype, ecode;
@@ -2792,7 +2823,11 @@ static void st_peer_terminate(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, st_send_all(x->raw, x->frame, x->frame_len),
 			(int)x->frame_len);
 
-	st_hx_check_end(test, x, IB_WC_WR_FLUSH_ERR, 0);
+	/* Every flushed receive carries the Terminate's cause. */
+	st_hx_check_end_vendor(test, x, IB_WC_WR_FLUSH_ERR, 0,
+			       c->layer << RDMAP_SW_CQE_TERM_LAYER_SHIFT |
+			       c->etype << RDMAP_SW_CQE_TERM_ETYPE_SHIFT |
+			       c->ecode << RDMAP_SW_CQE_TERM_ECODE_SHIFT);
 	KUNIT_EXPECT_TRUE_MSG(test, test_bit(c->event, &x->e->events),
 			      "events %#lx", x->e->events);
 	/* No Terminate answers a Terminate: the raw end just sees the end. */
@@ -3031,6 +3066,96 @@ static u8 *st_peer_first(struct kunit *test, struct st_hx *x)
 }
 
 /*
+ * The QP as peer-to-peer responder awaiting an RTR of type @rtr; the raw
+ * initiator sends something else first.  It is refused before anything is
+ * placed or delivered: RDMAP Remote Operation Error, unexpected opcode;
+ * the QP ends in ERROR, its MR and receives untouched.
+ */
+struct st_wrong_rtr_case {
+	const char *name;
+	u8 rtr;
+	bool send;		/* the first FPDU: a Send, else a Write */
+	u32 len;
+};
+
+static const struct st_wrong_rtr_case st_wrong_rtr_cases[] = {
+	{ "Write RTR awaited, a Send of 8", RSW_MPA_RTR_WRITE, true, 8 },
+	{ "Write RTR awaited, a Write of 8", RSW_MPA_RTR_WRITE, false, 8 },
+	{ "Read RTR awaited, a zero-length Write", RSW_MPA_RTR_READ, false,
+	  0 },
+	{ "Send RTR awaited, a zero-length Write", RSW_MPA_RTR_SEND, false,
+	  0 },
+	{ "Send RTR awaited, a Send of 8", RSW_MPA_RTR_SEND, true, 8 },
+};
+
+KUNIT_ARRAY_PARAM_DESC(st_wrong_rtr, st_wrong_rtr_cases, name);
+
+static void st_peer_wrong_rtr(struct kunit *test)
+{
+	const struct st_wrong_rtr_case *c = test->param_value;
+	struct rsw_mpa_conn conn = {
+		.rev = RSW_MPA_REV_2, .crc = true, .enhanced = true,
+		.p2p = true, .rtr = c->rtr, .ird = ST_HX_IRD, .ord = ST_HX_ORD,
+	};
+	struct socket *qs;
+	struct st_hx *x = st_hx_prepare(test, true, false, &qs);
+	u8 *t = kunit_kzalloc(test, 256, GFP_KERNEL);
+	const struct rsw_hdr_term *th = (const void *)t;
+
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	st_attach(test, x->e, qs, &conn, false);
+	rsw_stream_start(to_rsw_qp(x->e->qp));
+	if (c->send)
+		st_send(x, RSW_OP_SEND, 1, 0, c->len, 0, NULL);
+	else
+		st_write(x, x->mr->mr->rkey, x->mr->mr->iova, c->len);
+	KUNIT_ASSERT_EQ(test, st_send_all(x->raw, x->frame, x->frame_len),
+			(int)x->frame_len);
+	KUNIT_ASSERT_GT_MSG(test, st_read_fpdu(test, x, t, 256), 0,
+			    "no Terminate came");
+	KUNIT_EXPECT_EQ(test, rsw_rdmap_opcode(&th->ddp.c), RSW_OP_TERMINATE);
+	KUNIT_EXPECT_EQ(test, rsw_term_layer(&th->term), RSW_TERM_LAYER_RDMAP);
+	KUNIT_EXPECT_EQ(test, rsw_term_etype(&th->term),
+			RSW_RDMAP_ET_REMOTE_OP);
+	KUNIT_EXPECT_EQ(test, rsw_term_ecode(&th->term), RSW_RDMAP_EC_OPCODE);
+	kernel_sock_shutdown(x->raw, SHUT_WR);
+	st_hx_check_end(test, x, IB_WC_WR_FLUSH_ERR, 0);
+}
+
+/*
+ * modify_qp to SQE, the iWARP verbs' TERMINATE state: the QP sends a
+ * Terminate (RDMAP Local Catastrophic Error, neither header), then ends in
+ * ERROR with its receives flushed carrying that cause.
+ */
+static void st_qp_to_sqe(struct kunit *test)
+{
+	struct st_hx *x = st_hx_up(test, true, false);
+	u8 *t = st_peer_first(test, x);
+	const struct rsw_hdr_term *th = (const void *)t;
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_SQE };
+	struct rsw_stream_stats ss;
+
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(x->e->qp, &attr, IB_QP_STATE), 0);
+	KUNIT_ASSERT_GT_MSG(test, st_read_fpdu(test, x, t, 256), 0,
+			    "no Terminate came");
+	KUNIT_EXPECT_EQ(test, rsw_rdmap_opcode(&th->ddp.c), RSW_OP_TERMINATE);
+	KUNIT_EXPECT_EQ(test, rsw_term_layer(&th->term), RSW_TERM_LAYER_RDMAP);
+	KUNIT_EXPECT_EQ(test, rsw_term_etype(&th->term),
+			RSW_RDMAP_ET_CATASTROPHIC);
+	KUNIT_EXPECT_FALSE(test, rsw_term_d(&th->term));
+	KUNIT_EXPECT_FALSE(test, rsw_term_r(&th->term));
+	kernel_sock_shutdown(x->raw, SHUT_WR);
+	st_hx_check_end_vendor(test, x, IB_WC_WR_FLUSH_ERR, 0,
+			       RSW_TERM_LAYER_RDMAP <<
+			       RDMAP_SW_CQE_TERM_LAYER_SHIFT |
+			       RSW_RDMAP_ET_CATASTROPHIC <<
+			       RDMAP_SW_CQE_TERM_ETYPE_SHIFT);
+	ss = st_stats(test, x->e);
+	KUNIT_EXPECT_EQ(test, ss.term_sent, 1);
+	KUNIT_EXPECT_EQ(test, ss.term_rcvd, 0);
+}
+
+/*
  * After the QP's Terminate: the raw peer closes, the QP ends in ERROR, WR
  * 9 completed in error (@status, or any error for -1), @res untouched.
  */
@@ -3230,6 +3355,10 @@ static void st_peer_rtr_check(struct kunit *test, struct st_hx *x,
 	KUNIT_EXPECT_EQ(test, rsw_rdmap_opcode(&th->c), want_op);
 	KUNIT_EXPECT_EQ(test, ulpdu + RSW_MPA_HDR_LEN, want_len);
 	KUNIT_EXPECT_TRUE(test, rsw_ddp_last(&th->c));
+	/* Never STag 0, which hardware may treat as special. */
+	if (want_op == RSW_OP_WRITE)
+		KUNIT_EXPECT_EQ(test, be32_to_cpu(th->tagged.stag),
+				RSW_STAG_RTR);
 	if (want_op == RSW_OP_READ_REQ) {
 		KUNIT_EXPECT_EQ(test, be32_to_cpu(th->rreq.rreq.read_size), 0);
 		KUNIT_EXPECT_EQ(test, be32_to_cpu(th->untagged.qn),
@@ -3587,6 +3716,8 @@ static struct kunit_case st_cases[] = {
 	KUNIT_CASE(st_lb_send_imm_refused),
 	KUNIT_CASE_PARAM(st_hostile, st_bad_gen_params),
 	KUNIT_CASE_PARAM(st_peer_terminate, st_term_gen_params),
+	KUNIT_CASE(st_qp_to_sqe),
+	KUNIT_CASE_PARAM(st_peer_wrong_rtr, st_wrong_rtr_gen_params),
 	KUNIT_CASE(st_peer_write_then_reset),
 	KUNIT_CASE(st_peer_atomic),
 	KUNIT_CASE(st_peer_imm_after_send),

@@ -422,6 +422,12 @@ void rsw_qp_put(struct rsw_qp *qp);
  */
 void rsw_qp_set_error(struct rsw_qp *qp);
 /*
+ * The same for a Terminate sent or received: the flushed completions carry
+ * @vendor_err (RDMAP_SW_CQE_TERM_*: its layer, type and code) if this call
+ * is what moves the QP to ERROR.
+ */
+void rsw_qp_set_error_term(struct rsw_qp *qp, u32 vendor_err);
+/*
  * The CM attaches stream @s (stream.c) to @qp, which moves from IDLE to RTS
  * with IRD/ORD @ird/@ord.  -EINVAL if @qp is not IDLE, has a stream or is
  * being destroyed.  Any context.

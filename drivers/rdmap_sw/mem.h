@@ -29,6 +29,13 @@
 #define RSW_STAG_KEY_MASK	0xffU
 /* Index 0 is reserved: no valid STag has it. */
 #define RSW_STAG_INDEX_MAX	((1U << (32 - RSW_STAG_KEY_BITS)) - 1)
+/*
+ * The STag of our zero-length Write RTR: index 0, which no MR or window
+ * ever gets, so it is invalid here, and not 0, which hardware RNICs may
+ * treat as special.  A zero-length Write places nothing: we and siw
+ * accept it whatever its STag.
+ */
+#define RSW_STAG_RTR		0x000000ffU
 
 static inline u32 rsw_stag(u32 index, u8 key)
 {

@@ -222,6 +222,7 @@ static int rsw_qp_enter_idle(struct rsw_qp *qp, enum ib_qp_state to)
 		rsw_wq_reset(sq);
 		rsw_wq_reset(rq);
 		qp->last_wqe_due = false;
+		qp->term_vendor_err = 0;
 		break;
 	}
 	qp->idle_state = to;
@@ -243,7 +244,8 @@ static int rsw_qp_enter_rts(struct rsw_qp *qp, enum ib_qp_state to)
 /*
  * CLOSING and TERMINATE change the state only; the stream's work item,
  * kicked after every state change, closes the connection in order
- * (CLOSING) or sends the Terminate.
+ * (CLOSING) or sends a Terminate and ends in ERROR (TERMINATE, see
+ * rsw_stream_run_locked()).
  */
 static int rsw_qp_enter_stream_end(struct rsw_qp *qp, enum ib_qp_state to)
 {
@@ -318,10 +320,19 @@ static void rsw_qp_kick_stream(struct rsw_qp *qp)
 
 void rsw_qp_set_error(struct rsw_qp *qp)
 {
+	rsw_qp_set_error_term(qp, 0);
+}
+
+void rsw_qp_set_error_term(struct rsw_qp *qp, u32 vendor_err)
+{
 	unsigned long flags;
 
 	spin_lock_irqsave(&qp->lock, flags);
 	if (qp->state != RSW_QPS_ERROR) {
+		/* The first cause stays: only on the way into ERROR. */
+		rsw_qp_lock_queues(qp);
+		qp->term_vendor_err = vendor_err;
+		rsw_qp_unlock_queues(qp);
 		rsw_qp_change_state(qp, IB_QPS_ERR);
 		rsw_qp_kick_stream(qp);
 	}

@@ -442,7 +442,7 @@ void rsw_wq_flush(struct rsw_qp *qp, struct rsw_wq *wq)
 		s->status = RDMAP_SW_WC_WR_FLUSH_ERR;
 		s->byte_len = 0;
 		s->ex_data = 0;
-		s->vendor_err = 0;
+		s->vendor_err = qp->term_vendor_err;
 		s->cqe_flags = 0;
 		s->solicited = false;
 		s->done = true;
@@ -835,6 +835,9 @@ static void rsw_wq_finish(struct rsw_qp *qp, struct rsw_wq *wq, u32 idx,
 	s->byte_len = res->byte_len;
 	s->ex_data = res->ex_data;
 	s->vendor_err = res->vendor_err;
+	/* A taken entry flushed by the stream's end: its Terminate. */
+	if (res->status == RDMAP_SW_WC_WR_FLUSH_ERR && !res->vendor_err)
+		s->vendor_err = qp->term_vendor_err;
 	s->cqe_flags = res->cqe_flags;
 	s->solicited = res->solicited;
 	s->done = true;

@@ -291,6 +291,7 @@ static int rsw_stream_send_rtr(struct rsw_stream *s)
 	switch (s->conn.rtr) {
 	case RSW_MPA_RTR_WRITE:
 		sqe->opcode = RDMAP_SW_WR_RDMA_WRITE;
+		sqe->rstag = RSW_STAG_RTR;
 		break;
 	case RSW_MPA_RTR_READ:
 		sqe->opcode = RDMAP_SW_WR_RDMA_READ;
@@ -693,11 +694,18 @@ static void rsw_stream_terminate(struct rsw_stream *s)
 	rsw_stream_linger(s);
 }
 
-/* A Terminate (@t, sent or received) ended RUN: QP to ERROR, tell the ULP. */
+/*
+ * A Terminate (@t, sent or received) ended RUN: QP to ERROR, its cause in
+ * the flushed completions' vendor_err, tell the ULP.
+ */
 static void rsw_stream_terminated(struct rsw_stream *s,
 				  const struct rsw_rx_term *t)
 {
-	rsw_qp_set_error(s->qp);
+	u32 vendor_err = t->layer << RDMAP_SW_CQE_TERM_LAYER_SHIFT |
+			 t->etype << RDMAP_SW_CQE_TERM_ETYPE_SHIFT |
+			 t->ecode << RDMAP_SW_CQE_TERM_ECODE_SHIFT;
+
+	rsw_qp_set_error_term(s->qp, vendor_err);
 	rsw_stream_async(s, rsw_stream_term_is_access(t->layer, t->etype) ?
 			    IB_EVENT_QP_ACCESS_ERR : IB_EVENT_QP_FATAL);
 }
@@ -736,6 +744,13 @@ static bool rsw_stream_run_locked(struct rsw_stream *s,
 {
 	bool more = rsw_stream_rx(s);
 
+	/*
+	 * modify_qp to SQE (TERMINATE): the iWARP verbs' Terminate state
+	 * sends a Terminate, RDMAP Local Catastrophic Error as nothing on
+	 * the wire caused it, and the stream ends with the QP in ERROR.
+	 */
+	if (READ_ONCE(s->qp->state) == RSW_QPS_TERMINATE)
+		rsw_stream_local_term(s);
 	if (rsw_stream_tx_ready(s))
 		more |= rsw_stream_tx(s);
 	*why = s->why;
