@@ -2825,9 +2825,8 @@ static void st_peer_terminate(struct kunit *test)
 
 	/* Every flushed receive carries the Terminate's cause. */
 	st_hx_check_end_vendor(test, x, IB_WC_WR_FLUSH_ERR, 0,
-			       c->layer << RDMAP_SW_CQE_TERM_LAYER_SHIFT |
-			       c->etype << RDMAP_SW_CQE_TERM_ETYPE_SHIFT |
-			       c->ecode << RDMAP_SW_CQE_TERM_ECODE_SHIFT);
+			       rsw_term_vendor_err(c->layer, c->etype,
+						   c->ecode));
 	KUNIT_EXPECT_TRUE_MSG(test, test_bit(c->event, &x->e->events),
 			      "events %#lx", x->e->events);
 	/* No Terminate answers a Terminate: the raw end just sees the end. */
@@ -3085,7 +3084,7 @@ static const struct st_wrong_rtr_case st_wrong_rtr_cases[] = {
 	  0 },
 	{ "Send RTR awaited, a zero-length Write", RSW_MPA_RTR_SEND, false,
 	  0 },
-	{ "Send RTR awaited, a Send of 8", RSW_MPA_RTR_SEND, true, 8 },
+	{ "Read RTR awaited, a Send of 8", RSW_MPA_RTR_READ, true, 8 },
 };
 
 KUNIT_ARRAY_PARAM_DESC(st_wrong_rtr, st_wrong_rtr_cases, name);
@@ -3119,7 +3118,10 @@ static void st_peer_wrong_rtr(struct kunit *test)
 			RSW_RDMAP_ET_REMOTE_OP);
 	KUNIT_EXPECT_EQ(test, rsw_term_ecode(&th->term), RSW_RDMAP_EC_OPCODE);
 	kernel_sock_shutdown(x->raw, SHUT_WR);
-	st_hx_check_end(test, x, IB_WC_WR_FLUSH_ERR, 0);
+	st_hx_check_end_vendor(test, x, IB_WC_WR_FLUSH_ERR, 0,
+			       rsw_term_vendor_err(RSW_TERM_LAYER_RDMAP,
+						   RSW_RDMAP_ET_REMOTE_OP,
+						   RSW_RDMAP_EC_OPCODE));
 }
 
 /*
@@ -3146,10 +3148,9 @@ static void st_qp_to_sqe(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, rsw_term_r(&th->term));
 	kernel_sock_shutdown(x->raw, SHUT_WR);
 	st_hx_check_end_vendor(test, x, IB_WC_WR_FLUSH_ERR, 0,
-			       RSW_TERM_LAYER_RDMAP <<
-			       RDMAP_SW_CQE_TERM_LAYER_SHIFT |
-			       RSW_RDMAP_ET_CATASTROPHIC <<
-			       RDMAP_SW_CQE_TERM_ETYPE_SHIFT);
+			       rsw_term_vendor_err(RSW_TERM_LAYER_RDMAP,
+						   RSW_RDMAP_ET_CATASTROPHIC,
+						   0));
 	ss = st_stats(test, x->e);
 	KUNIT_EXPECT_EQ(test, ss.term_sent, 1);
 	KUNIT_EXPECT_EQ(test, ss.term_rcvd, 0);
@@ -3283,8 +3284,15 @@ static void st_local_post(struct kunit *test, struct st_hx *x,
 		.wr = wr.wr, .remote_addr = c->raddr, .rkey = 0x00424201,
 	};
 
+	struct ib_send_wr next = {
+		.wr_id = 10, .opcode = IB_WR_SEND, .send_flags = IB_SEND_SIGNALED,
+	};
+
 	if (c->bad_lkey)
 		sge.lkey = 0x00777700;
+	/* A Send behind it, flushed with the Terminate's cause. */
+	wr.wr.next = &next;
+	rd.wr.next = &next;
 	if (c->op == IB_WR_RDMA_READ)
 		KUNIT_ASSERT_EQ(test, ib_post_send(x->e->qp, &rd.wr, NULL), 0);
 	else
@@ -3300,6 +3308,7 @@ static void st_peer_local_term(struct kunit *test)
 	u8 *t = st_peer_first(test, x);
 	const struct rsw_hdr_term *th = (const void *)t;
 	struct rsw_stream_stats ss;
+	struct ib_wc wc;
 
 	st_local_post(test, x, c, (u64 *)rb.base);
 	KUNIT_ASSERT_GT_MSG(test, st_read_fpdu(test, x, t, 256), 0,
@@ -3311,6 +3320,12 @@ static void st_peer_local_term(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, rsw_term_d(&th->term));
 	KUNIT_EXPECT_FALSE(test, rsw_term_r(&th->term));
 	st_peer_term_end(test, x, rb.base, c->status);
+	KUNIT_ASSERT_TRUE(test, st_poll(x->e->scq, &wc, ST_WAIT_MS));
+	KUNIT_EXPECT_EQ(test, wc.wr_id, 10);
+	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_WR_FLUSH_ERR);
+	KUNIT_EXPECT_EQ(test, wc.vendor_err,
+			rsw_term_vendor_err(RSW_TERM_LAYER_RDMAP,
+					    RSW_RDMAP_ET_CATASTROPHIC, 0));
 	ss = st_stats(test, x->e);
 	KUNIT_EXPECT_EQ(test, ss.term_sent, 1);
 	KUNIT_EXPECT_EQ(test, ss.term_layer, RSW_TERM_LAYER_RDMAP);

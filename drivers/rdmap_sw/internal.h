@@ -422,11 +422,25 @@ void rsw_qp_put(struct rsw_qp *qp);
  */
 void rsw_qp_set_error(struct rsw_qp *qp);
 /*
- * The same for a Terminate sent or received: the flushed completions carry
- * @vendor_err (RDMAP_SW_CQE_TERM_*: its layer, type and code) if this call
- * is what moves the QP to ERROR.
+ * The same for a Terminate sent or received: rsw_qp_term_cause(), then
+ * ERROR.
  */
 void rsw_qp_set_error_term(struct rsw_qp *qp, u32 vendor_err);
+/*
+ * ring.c: a Terminate with cause @vendor_err (RDMAP_SW_CQE_TERM_*: layer,
+ * type and code) is coming: unless the QP is in ERROR already or has a
+ * cause, every completion flushed from its move to ERROR on carries it.
+ * Call it before the first completion in error the cause leads to.  Any
+ * context; takes the QP's three locks.
+ */
+void rsw_qp_term_cause(struct rsw_qp *qp, u32 vendor_err);
+/* The cqe.vendor_err of a Terminate cause. */
+static inline u32 rsw_term_vendor_err(u8 layer, u8 etype, u8 ecode)
+{
+	return layer << RDMAP_SW_CQE_TERM_LAYER_SHIFT |
+	       etype << RDMAP_SW_CQE_TERM_ETYPE_SHIFT |
+	       ecode << RDMAP_SW_CQE_TERM_ECODE_SHIFT;
+}
 /*
  * The CM attaches stream @s (stream.c) to @qp, which moves from IDLE to RTS
  * with IRD/ORD @ird/@ord.  -EINVAL if @qp is not IDLE, has a stream or is

@@ -318,21 +318,18 @@ static void rsw_qp_kick_stream(struct rsw_qp *qp)
 		rsw_stream_kick(qp->stream);
 }
 
-void rsw_qp_set_error(struct rsw_qp *qp)
+void rsw_qp_set_error_term(struct rsw_qp *qp, u32 vendor_err)
 {
-	rsw_qp_set_error_term(qp, 0);
+	rsw_qp_term_cause(qp, vendor_err);
+	rsw_qp_set_error(qp);
 }
 
-void rsw_qp_set_error_term(struct rsw_qp *qp, u32 vendor_err)
+void rsw_qp_set_error(struct rsw_qp *qp)
 {
 	unsigned long flags;
 
 	spin_lock_irqsave(&qp->lock, flags);
 	if (qp->state != RSW_QPS_ERROR) {
-		/* The first cause stays: only on the way into ERROR. */
-		rsw_qp_lock_queues(qp);
-		qp->term_vendor_err = vendor_err;
-		rsw_qp_unlock_queues(qp);
 		rsw_qp_change_state(qp, IB_QPS_ERR);
 		rsw_qp_kick_stream(qp);
 	}

@@ -810,6 +810,20 @@ static bool rsw_wq_take(struct rsw_qp *qp, struct rsw_wq *wq, void *copy,
 	return t == RSW_TAKE_OK;
 }
 
+void rsw_qp_term_cause(struct rsw_qp *qp, u32 vendor_err)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	spin_lock(&qp->sq.lock);
+	spin_lock(&qp->rq.lock);
+	if (qp->state != RSW_QPS_ERROR && !qp->term_vendor_err)
+		qp->term_vendor_err = vendor_err;
+	spin_unlock(&qp->rq.lock);
+	spin_unlock(&qp->sq.lock);
+	spin_unlock_irqrestore(&qp->lock, flags);
+}
+
 /*
  * Record the outcome @res of taken entry @idx and retire what is ready.  A
  * failure, or a completion lost to a full CQ, moves the QP to ERROR,

@@ -8,6 +8,7 @@
  * callbacks run only while the device's attributes exist (ib_core removes
  * them at unregistration), so no reference is taken here.
  */
+#include <linux/capability.h>
 #include <linux/device.h>
 #include <linux/kernel.h>
 #include <linux/moduleparam.h>
@@ -106,15 +107,24 @@ static u32 *rsw_setting_field(struct rsw_settings *set,
 	return (u32 *)((u8 *)set + sa->offset);
 }
 
+/*
+ * The device behind @device: through ib_core's helper, since in shared
+ * netns mode other namespaces see these attributes on compat devices,
+ * which are not embedded in our ib_device.
+ */
+static struct rsw_device *rsw_setting_dev(struct device *device)
+{
+	return rdma_device_to_drv_device(device, struct rsw_device, ibdev);
+}
+
 static ssize_t rsw_setting_show(struct device *device,
 				struct device_attribute *attr, char *buf)
 {
 	const struct rsw_setting_attr *sa =
 		container_of(attr, struct rsw_setting_attr, dev_attr);
-	struct ib_device *ibdev = container_of(device, struct ib_device, dev);
 	struct rsw_settings set;
 
-	rsw_settings_get(to_rsw_dev(ibdev), &set);
+	rsw_settings_get(rsw_setting_dev(device), &set);
 	return sa->emit(buf, *rsw_setting_field(&set, sa));
 }
 
@@ -124,10 +134,12 @@ static ssize_t rsw_setting_store(struct device *device,
 {
 	const struct rsw_setting_attr *sa =
 		container_of(attr, struct rsw_setting_attr, dev_attr);
-	struct ib_device *ibdev = container_of(device, struct ib_device, dev);
-	struct rsw_device *rsw = to_rsw_dev(ibdev);
+	struct rsw_device *rsw = rsw_setting_dev(device);
 	u32 v;
 
+	/* The file's mode is for init_net's root; a namespace's is not it. */
+	if (!capable(CAP_NET_ADMIN))
+		return -EPERM;
 	if (sa->parse(buf, &v))
 		return -EINVAL;
 	spin_lock(&rsw->settings_lock);

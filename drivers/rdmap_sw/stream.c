@@ -364,6 +364,9 @@ static void rsw_stream_local_term(struct rsw_stream *s)
 	memset(&s->term, 0, sizeof(s->term));
 	s->term.why.layer = RSW_TERM_LAYER_RDMAP;
 	s->term.why.etype = RSW_RDMAP_ET_CATASTROPHIC;
+	rsw_qp_term_cause(s->qp, rsw_term_vendor_err(RSW_TERM_LAYER_RDMAP,
+						     RSW_RDMAP_ET_CATASTROPHIC,
+						     0));
 	rsw_stream_set_why(s, RSW_WHY_TERMINATE, -ECONNABORTED);
 }
 
@@ -679,6 +682,10 @@ static void rsw_stream_terminate(struct rsw_stream *s)
 	 * In the middle of an FPDU there is no place to put it, nor behind
 	 * an RTR still in the socket's way (which lingering sends first).
 	 */
+	/* Before the abort's flushes: they carry the cause. */
+	rsw_qp_term_cause(s->qp, rsw_term_vendor_err(s->term.why.layer,
+						     s->term.why.etype,
+						     s->term.why.ecode));
 	if (!s->ts.skip && !rsw_stream_rtr_busy(s)) {
 		rsw_stream_tx_abort(s);
 		s->tx_active = true;
@@ -701,11 +708,8 @@ static void rsw_stream_terminate(struct rsw_stream *s)
 static void rsw_stream_terminated(struct rsw_stream *s,
 				  const struct rsw_rx_term *t)
 {
-	u32 vendor_err = t->layer << RDMAP_SW_CQE_TERM_LAYER_SHIFT |
-			 t->etype << RDMAP_SW_CQE_TERM_ETYPE_SHIFT |
-			 t->ecode << RDMAP_SW_CQE_TERM_ECODE_SHIFT;
-
-	rsw_qp_set_error_term(s->qp, vendor_err);
+	rsw_qp_set_error_term(s->qp, rsw_term_vendor_err(t->layer, t->etype,
+							 t->ecode));
 	rsw_stream_async(s, rsw_stream_term_is_access(t->layer, t->etype) ?
 			    IB_EVENT_QP_ACCESS_ERR : IB_EVENT_QP_FATAL);
 }
@@ -749,8 +753,13 @@ static bool rsw_stream_run_locked(struct rsw_stream *s,
 	 * sends a Terminate, RDMAP Local Catastrophic Error as nothing on
 	 * the wire caused it, and the stream ends with the QP in ERROR.
 	 */
-	if (READ_ONCE(s->qp->state) == RSW_QPS_TERMINATE)
-		rsw_stream_local_term(s);
+	if (READ_ONCE(s->qp->state) == RSW_QPS_TERMINATE) {
+		/* A responder that has received nothing may send nothing. */
+		if (s->tx_hold)
+			rsw_stream_set_why(s, RSW_WHY_ABORT, -ECONNABORTED);
+		else
+			rsw_stream_local_term(s);
+	}
 	if (rsw_stream_tx_ready(s))
 		more |= rsw_stream_tx(s);
 	*why = s->why;

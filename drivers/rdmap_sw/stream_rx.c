@@ -314,9 +314,14 @@ static bool rsw_stream_send_done(struct rsw_stream *s,
 					       s->qp->serial, seg->inval_stag,
 					       &s->deferred.mr);
 		if (err) {
+			rsw_stream_mr_term(term, err, RSW_MR_USE_INVALIDATE);
+			/* Before the completion in error moves the QP. */
+			rsw_qp_term_cause(s->qp,
+					  rsw_term_vendor_err(term->layer,
+							      term->etype,
+							      term->ecode));
 			res.status = RDMAP_SW_WC_REM_INV_REQ_ERR;
 			rsw_qp_rq_complete(s->qp, r->idx, &res);
-			rsw_stream_mr_term(term, err, RSW_MR_USE_INVALIDATE);
 			return false;
 		}
 		res.cqe_flags = RDMAP_SW_CQE_WITH_INV;
@@ -565,6 +570,8 @@ static void rsw_stream_rx_stop(void *ctx, const struct rsw_rx_seg *seg,
 	}
 	if (s->why)
 		return;
+	rsw_qp_term_cause(s->qp, rsw_term_vendor_err(term->layer, term->etype,
+						     term->ecode));
 	memset(t, 0, sizeof(*t));
 	t->why = *term;
 	memcpy(t->hdr, s->rx.hdr_octets, sizeof(t->hdr));

@@ -809,8 +809,13 @@ int rsw_tx_wqe(struct rsw_tx *tx, struct rsw_qp *qp,
 	status = rsw_tx_wqe_msg(tx);
 	if (status != RDMAP_SW_WC_SUCCESS) {
 		rsw_tx_idle(tx);
-		if (qp)
+		if (qp) {
+			/* The caller's Terminate; its cause first. */
+			rsw_qp_term_cause(qp, rsw_term_vendor_err(RSW_TERM_LAYER_RDMAP,
+								  RSW_RDMAP_ET_CATASTROPHIC,
+								  0));
 			rsw_qp_sq_complete(qp, idx, status, 0);
+		}
 		/*
 		 * A request that cannot be made is replaced by a Terminate
 		 * (RFC 5040 section 7.1 rule 1, RFC 7306 section 8.1 rule
