@@ -148,8 +148,10 @@ static struct rsw_mr *rsw_mr_alloc(struct ib_pd *pd, enum rsw_mr_kind kind,
 	if (!mr)
 		return NULL;
 	mr->pages = mr->page_buf;
-	mr->next_pages = mr->page_buf + (nbuf - npages);
-	mr->next_map.max = npages;
+	if (kind == RSW_MR_FAST_REG) {
+		mr->next_pages = mr->page_buf + npages;
+		mr->next_map.max = npages;
+	}
 	spin_lock_init(&mr->mws_lock);
 	INIT_LIST_HEAD(&mr->mws);
 	INIT_LIST_HEAD(&mr->mw_node);
