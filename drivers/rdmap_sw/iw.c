@@ -498,6 +498,28 @@ static bool rsw_iw_wildcard(const struct sockaddr_storage *ss)
 	return false;
 }
 
+/*
+ * The addresses a wildcard listen of @cm_id binds, at most
+ * RSW_IW_MAX_LISTEN: those of its family on our netdev and, for an IPv6
+ * wildcard that is not IPv6-only (rdma_cm's afonly: net.ipv6.bindv6only
+ * unless the ULP set it), the IPv4 ones too, as a dual-stack [::] socket
+ * accepts them.  ib_srpt, for one, listens on [::]:port only.
+ */
+static unsigned int rsw_iw_wildcard_addrs(struct rsw_device *rsw,
+					  const struct iw_cm_id *cm_id,
+					  __be16 port,
+					  struct sockaddr_storage *addr)
+{
+	int family = cm_id->m_local_addr.ss_family;
+	unsigned int n;
+
+	n = rsw_iw_local_addrs(rsw, family, port, addr, RSW_IW_MAX_LISTEN);
+	if (family == AF_INET6 && !cm_id->afonly)
+		n += rsw_iw_local_addrs(rsw, AF_INET, port, addr + n,
+					RSW_IW_MAX_LISTEN - n);
+	return n;
+}
+
 static void rsw_iw_set_port(struct sockaddr_storage *ss, __be16 port)
 {
 	if (ss->ss_family == AF_INET)
@@ -550,8 +572,7 @@ static int rsw_iw_create_listen(struct iw_cm_id *cm_id, int backlog)
 	rsw_iw_params(&lp, &set, NULL);
 	port = rsw_iw_port(&cm_id->m_local_addr);
 	if (rsw_iw_wildcard(&cm_id->m_local_addr)) {
-		n = rsw_iw_local_addrs(rsw, cm_id->m_local_addr.ss_family,
-				       port, addr, RSW_IW_MAX_LISTEN);
+		n = rsw_iw_wildcard_addrs(rsw, cm_id, port, addr);
 	} else {
 		addr[0] = cm_id->m_local_addr;
 		n = 1;

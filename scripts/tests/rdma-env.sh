@@ -116,6 +116,53 @@ re_detach() {
 	poll_until 10 "$RE_IB/$dev removed" gone "$RE_IB/$dev"
 }
 
+# re_pair_up CRC TGT_CIDR HOST_CIDR: the providers of a test with a
+# target and a host side ($target, $host): the target's on dummy0 with
+# TGT_CIDR, the host's on dummy1 with HOST_CIDR, or, for one provider on
+# both sides, one device on dummy0 serving both ends; sets host_ip.
+# shellcheck disable=SC2154,SC2034 # target, host, host_ip: the test's
+re_pair_up() {
+	local crc=$1
+	re_pair_netdev dummy0 "$2"
+	re_load "$target" "$crc"
+	re_attach "$target" dummy0
+	if [ "$host" != "$target" ]; then
+		re_pair_netdev dummy1 "$3"
+		re_load "$host" "$crc"
+		re_attach "$host" dummy1
+		host_ip=${3%/*}
+	else
+		host_ip=${2%/*}
+	fi
+}
+
+# re_pair_netdev NAME CIDR: a dummy netdev with an IPv4 or IPv6 address
+# (without DAD: an address still tentative is not listened on).
+re_pair_netdev() {
+	re_netdev "$1"
+	case "$2" in
+	*:*) check ip -6 addr add "$2" dev "$1" nodad ;;
+	*) check ip addr add "$2" dev "$1" ;;
+	esac
+}
+
+# re_pair_down: undo re_pair_up, unload every module loaded since
+# re_begin and check the kernel log, a step each.
+# shellcheck disable=SC2154 # target, host: the test's
+re_pair_down() {
+	step "delete the RDMA links and the netdevs"
+	re_detach "$target"
+	check ip link del dummy0
+	if [ "$host" != "$target" ]; then
+		re_detach "$host"
+		check ip link del dummy1
+	fi
+	step "unload every module the test loaded"
+	re_unload_all
+	step "the kernel log is clean"
+	dmesg_clean
+}
+
 # re_unload_all: unload every module loaded since re_begin (in whatever order
 # their reference counts allow) and assert that none is left.
 re_unload_all() {
@@ -152,12 +199,13 @@ re_mbps() {
 # MPA negotiation seen on the wire.  re_mpa_watch_start PORT starts a
 # sniffer (python3, AF_PACKET on lo, where traffic between local addresses
 # flows) that counts MPA request and reply frames to/from TCP PORT and their
-# CRC bit; re_mpa_watch_stop prints "req=N req_crc=N rep=N rep_crc=N
-# req_rd=N rep_rd=N req_v1=N rep_v1=N".  The CRC in use on a connection is the reply's C bit
-# (RFC 5044 7.1).  req_rd counts Requests whose RFC 6581 words offer
-# peer-to-peer with a zero-length Read as the only RTR and ORD >= 1 (what
-# iw_cxgb4 sends by default), rep_rd Replies that pick the Read RTR with
-# IRD >= 1; req_v1 and rep_v1 count frames of MPA revision 1.
+# CRC bit (IPv4, or IPv6 without extension headers); re_mpa_watch_stop
+# prints "req=N req_crc=N rep=N rep_crc=N req_rd=N rep_rd=N req_v1=N
+# rep_v1=N".  The CRC in use on a connection is the reply's C bit (RFC 5044
+# 7.1).  req_rd counts Requests whose RFC 6581 words offer peer-to-peer
+# with a zero-length Read as the only RTR and ORD >= 1 (what iw_cxgb4
+# sends by default), rep_rd Replies that pick the Read RTR with IRD >= 1;
+# req_v1 and rep_v1 count frames of MPA revision 1.
 RE_MPA_PID=
 RE_MPA_OUT=
 
@@ -190,10 +238,13 @@ while True:
     pkt, addr = s.recvfrom(65535)
     if addr[2] == socket.PACKET_OUTGOING or len(pkt) < 34:
         continue
-    if struct.unpack("!H", pkt[12:14])[0] != 0x0800 or pkt[23] != 6:
+    ether = struct.unpack("!H", pkt[12:14])[0]
+    if ether == 0x0800 and pkt[23] == 6:
+        tcp = 14 + (pkt[14] & 15) * 4
+    elif ether == 0x86DD and len(pkt) >= 74 and pkt[20] == 6:
+        tcp = 54
+    else:
         continue
-    ihl = (pkt[14] & 15) * 4
-    tcp = 14 + ihl
     sport, dport = struct.unpack("!HH", pkt[tcp:tcp + 4])
     if port not in (sport, dport):
         continue
@@ -220,6 +271,18 @@ re_mpa_watch_stop() {
 	wait "$RE_MPA_PID" 2>/dev/null || true
 	cat "$RE_MPA_OUT"
 	rm -f "$RE_MPA_OUT" "$RE_MPA_OUT.ready"
+}
+
+# re_mpa_collect CRC: stop the sniffer, assert its counts (re_mpa_assert)
+# and set mpa_counts (its line), mpa_crc ("replies with CRC/replies") and
+# mpa_conns (replies).
+# shellcheck disable=SC2034 # mpa_conns: the test's
+re_mpa_collect() {
+	check re_mpa_watch_stop
+	mpa_counts=$T_OUT
+	re_mpa_assert "$mpa_counts" "$1"
+	mpa_crc=$(sed -n 's/.*\brep=\([0-9]*\) rep_crc=\([0-9]*\).*/\2\/\1/p' <<<"$mpa_counts")
+	mpa_conns=${mpa_crc#*/}
 }
 
 # re_mpa_assert COUNTS CRC: every MPA reply has the C bit when CRC is "on",
