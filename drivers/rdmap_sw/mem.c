@@ -733,6 +733,13 @@ static int rsw_mr_set_page(struct ib_mr *ibmr, u64 addr)
 	lockdep_assert_held_write(&mr->lock);
 	if (mr->next_map.n == mr->next_map.max)
 		return -ENOMEM;
+	/*
+	 * Each entry stands for a whole page of 1 << shift octets: one not
+	 * aligned to it (ib_map_mr_sg() races on ibmr->page_size with a
+	 * second map of the same MR) would let accesses run past its page.
+	 */
+	if (!IS_ALIGNED(addr, 1ULL << mr->next_map.shift))
+		return -EINVAL;
 	if (!virt_addr_valid(rsw_virt_dma_to_ptr(addr)))
 		return -EFAULT;
 	mr->next_pages[mr->next_map.n++] = addr;

@@ -222,9 +222,10 @@ static int rsw_qp_enter_idle(struct rsw_qp *qp, enum ib_qp_state to)
 		rsw_wq_reset(sq);
 		rsw_wq_reset(rq);
 		qp->last_wqe_due = false;
-		qp->term_vendor_err = 0;
 		break;
 	}
+	/* No Terminate cause outlives the stream it belonged to. */
+	qp->term_vendor_err = 0;
 	qp->idle_state = to;
 	return 0;
 }
