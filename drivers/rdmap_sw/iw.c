@@ -50,6 +50,11 @@ module_param_named(mpa_crc, rsw_mpa_crc, bool, 0644);
 MODULE_PARM_DESC(mpa_crc,
 		 "Ask for MPA CRC32c on new connections (default Y); a peer that asks gets it anyway");
 
+static bool rsw_mpa_markers;
+module_param_named(mpa_markers, rsw_mpa_markers, bool, 0644);
+MODULE_PARM_DESC(mpa_markers,
+		 "Ask for MPA Markers in what new connections receive (default N); a peer that asks gets them anyway");
+
 static bool rsw_peer_to_peer = true;
 module_param_named(peer_to_peer, rsw_peer_to_peer, bool, 0644);
 MODULE_PARM_DESC(peer_to_peer,
@@ -117,6 +122,7 @@ static void rsw_iw_params(struct rsw_mpa_params *lp,
 	rsw_mpa_params_init(lp);
 	lp->rev = rsw_mpa_rev == RSW_MPA_REV_1 ? RSW_MPA_REV_1 : RSW_MPA_REV_2;
 	lp->crc = rsw_mpa_crc;
+	lp->markers = rsw_mpa_markers;
 	lp->p2p = rsw_peer_to_peer && lp->rev == RSW_MPA_REV_2;
 	if (p) {
 		lp->ird = min_t(u32, p->ird, RSW_MAX_RD_ATOM);
