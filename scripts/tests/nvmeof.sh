@@ -7,6 +7,7 @@
 #   scripts/vm --kernel 6.12 --mem 2048 --timeout 600 -- \
 #       scripts/tests/nvmeof.sh [--target siw|rsw] [--host siw|rsw]
 #                               [--seconds N] [--crc on|off]
+#                               [--markers on|off]
 #
 #   guest:  dummy0 10.78.0.1/24 <-- target provider (nvmet-rdma port 4420,
 #                                   namespace on memory-backed null_blk)
@@ -27,23 +28,28 @@
 # one line per block size (on a kernel without SysV IPC, which fio needs, a
 # dd O_DIRECT write, read-back and sha256 compare of 16 MiB at 4k and 64 MiB
 # at 128k replaces fio, announced by a SKIP line and marked "(dd)"):
-#   nvmeof target=siw host=siw crc=default bs=4k read=… MB/s write=… MB/s errors=0 mpa_crc=0/3
+#   nvmeof target=siw host=siw crc=default markers=default bs=4k read=… MB/s write=… MB/s errors=0 mpa_crc=0/3 mpa_m=0/3
 # mpa_crc: connections whose MPA reply (seen by a sniffer on lo) turned CRC on,
 # of all connections; with --crc on it must be all of them, with off none.
+# --markers on|off sets rdmap_sw's mpa_markers module parameter (ask for MPA
+# Markers, RFC 5044 section 5) before anything connects; mpa_m: replies with
+# the M bit, of all; with on every Request and every Reply must have M (both
+# ends rdmap_sw, so Markers flow both ways), with off none.
 # shellcheck source=scripts/tests/lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=scripts/tests/rdma-env.sh
 . "$(dirname "$0")/rdma-env.sh"
 
-target=siw host=siw seconds=30 crc= srq=0
+target=siw host=siw seconds=30 crc= srq=0 markers=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--target) target=$2; shift 2 ;;
 	--host) host=$2; shift 2 ;;
 	--seconds) seconds=$2; shift 2 ;;
 	--crc) crc=$2; shift 2 ;;
+	--markers) markers=$2; shift 2 ;;
 	--srq) srq=1; shift ;;
-	*) echo "usage: $0 [--target siw|rsw] [--host siw|rsw] [--seconds N] [--crc on|off] [--srq]" >&2
+	*) echo "usage: $0 [--target siw|rsw] [--host siw|rsw] [--seconds N] [--crc on|off] [--markers on|off] [--srq]" >&2
 		exit 2 ;;
 	esac
 done
@@ -51,6 +57,7 @@ re_check_provider_name "$target"
 re_check_provider_name "$host"
 case "$seconds" in ''|*[!0-9]*|0) fail "--seconds takes a positive number" ;; esac
 case "$crc" in ''|on|off) ;; *) fail "--crc takes on or off" ;; esac
+case "$markers" in ''|on|off) ;; *) fail "--markers takes on or off" ;; esac
 
 NQN=nqn.2026-11.org.rdmap-sw:nvmeof-test
 TGT_IP=10.78.0.1
@@ -207,7 +214,7 @@ fio_run() {
 	[ "$rbytes" -gt 0 ] || fail "fio read nothing"
 	[ "$wbytes" -gt 0 ] || fail "fio wrote nothing"
 	ok "read $rbytes bytes in $rms ms, wrote $wbytes bytes in $wms ms"
-	summary[$bs]="nvmeof target=$target host=$host crc=${crc:-default} bs=$bs read=$(re_mbps "$rbw" 1000) MB/s write=$(re_mbps "$wbw" 1000) MB/s errors=$err mpa_crc=$mpa_crc"
+	summary[$bs]="nvmeof target=$target host=$host crc=${crc:-default} markers=${markers:-default} bs=$bs read=$(re_mbps "$rbw" 1000) MB/s write=$(re_mbps "$wbw" 1000) MB/s errors=$err mpa_crc=$mpa_crc mpa_m=$mpa_m"
 }
 
 # dd_run BS: without fio, write DD_MIB[BS] MiB of random data with O_DIRECT
@@ -229,11 +236,11 @@ dd_run() {
 	[ "$(sha256sum "$back" | cut -d' ' -f1)" = "$sum" ] || err=1
 	rm -f "$src" "$back"
 	assert_eq "$err" 0 "sha256 mismatches after the round trip"
-	summary[$bs]="nvmeof target=$target host=$host crc=${crc:-default} bs=$bs read=$(re_mbps $((mib * 1048576)) "$rms") MB/s write=$(re_mbps $((mib * 1048576)) "$wms") MB/s errors=$err mpa_crc=$mpa_crc (dd)"
+	summary[$bs]="nvmeof target=$target host=$host crc=${crc:-default} markers=${markers:-default} bs=$bs read=$(re_mbps $((mib * 1048576)) "$rms") MB/s write=$(re_mbps $((mib * 1048576)) "$wms") MB/s errors=$err mpa_crc=$mpa_crc mpa_m=$mpa_m (dd)"
 }
 
 t_banner
-note "target=$target host=$host seconds=$seconds crc=${crc:-default} srq=$srq"
+note "target=$target host=$host seconds=$seconds crc=${crc:-default} markers=${markers:-default} srq=$srq"
 
 step "RDMA core, nvmet, nvme-rdma and null_blk modules"
 re_begin
@@ -247,11 +254,11 @@ assert_file /sys/module/null_blk/parameters/memory_backed Y
 
 step "providers: target $target on dummy0 $TGT_IP, host $host"
 re_netdev dummy0 "$TGT_IP/24"
-re_load "$target" "$crc"
+re_load "$target" "$crc" "$markers"
 re_attach "$target" dummy0
 if [ "$host" != "$target" ]; then
 	re_netdev dummy1 "$HOST_IP/24"
-	re_load "$host" "$crc"
+	re_load "$host" "$crc" "$markers"
 	re_attach "$host" dummy1
 	host_ip=$HOST_IP
 else
@@ -282,7 +289,9 @@ fi
 check re_mpa_watch_stop
 mpa=$T_OUT
 re_mpa_assert "$mpa" "$crc"
+re_mpa_assert_markers "$mpa" "$markers"
 mpa_crc=$(sed -n 's/.*\brep=\([0-9]*\) rep_crc=\([0-9]*\).*/\2\/\1/p' <<<"$mpa")
+mpa_m=$(sed -n 's/.*\brep_m=\([0-9]*\).*/\1/p' <<<"$mpa")/${mpa_crc#*/}
 mpa_conns=${mpa_crc#*/}
 
 declare -A summary=()
@@ -325,4 +334,4 @@ dmesg_clean
 for bs in 4k 128k; do
 	echo "${summary[$bs]}"
 done
-echo "PASS: $T_NAME target=$target host=$host crc=${crc:-default} on $RSW_KERNEL ($(uname -r))"
+echo "PASS: $T_NAME target=$target host=$host crc=${crc:-default} markers=${markers:-default} on $RSW_KERNEL ($(uname -r))"

@@ -15,6 +15,11 @@
 #        "on" loads the crc/ variant that requires CRC; "off" and the default
 #        load plain/ siw, which does not ask for CRC but accepts a peer's ask.
 #   rsw  module parameter mpa_crc=Y|N, passed only when --crc was given.
+#
+# MPA Markers (--markers on|off, empty = provider default):
+#   siw  has no Markers: "on" is refused.
+#   rsw  module parameter mpa_markers=Y|N (ask for Markers in what it
+#        receives), passed only when --markers was given.
 
 RE_IB=/sys/class/infiniband
 RE_MODS_BEFORE=
@@ -74,9 +79,9 @@ re_hint() {
 	esac
 }
 
-# re_load PROVIDER CRC: load the provider's module (once).
+# re_load PROVIDER CRC [MARKERS]: load the provider's module (once).
 re_load() {
-	local p=$1 crc=$2 ko mod args=()
+	local p=$1 crc=$2 markers=${3:-} ko mod args=()
 	ko=$(re_ko "$p" "$crc")
 	mod=$(re_module "$p")
 	[ ! -e "/sys/module/$mod" ] || return 0
@@ -88,10 +93,22 @@ re_load() {
 			fail "--crc $crc asked for rdmap_sw, but $ko has no mpa_crc parameter yet"
 		if [ "$crc" = on ]; then args=(mpa_crc=Y); else args=(mpa_crc=N); fi
 	fi
+	if [ "$p" = siw ] && [ "$markers" = on ]; then
+		fail "--markers on asked for siw, which has no MPA Markers"
+	fi
+	if [ "$p" = rsw ] && [ -n "$markers" ]; then
+		modinfo -F parm "$ko" | grep -q '^mpa_markers:' ||
+			fail "--markers $markers asked for rdmap_sw, but $ko has no mpa_markers parameter"
+		if [ "$markers" = on ]; then args+=(mpa_markers=Y); else args+=(mpa_markers=N); fi
+	fi
 	insmod_deps "$ko" "${args[@]}"
 	[ -e "/sys/module/$mod" ] || fail "/sys/module/$mod missing after insmod"
 	if [ "$p" = rsw ] && [ -n "$crc" ]; then
 		assert_file "/sys/module/$mod/parameters/mpa_crc" "${args[0]#mpa_crc=}"
+	fi
+	if [ "$p" = rsw ] && [ -n "$markers" ]; then
+		assert_file "/sys/module/$mod/parameters/mpa_markers" \
+			"$([ "$markers" = on ] && echo Y || echo N)"
 	fi
 }
 
@@ -152,8 +169,10 @@ re_mbps() {
 # MPA negotiation seen on the wire.  re_mpa_watch_start PORT starts a
 # sniffer (python3, AF_PACKET on lo, where traffic between local addresses
 # flows) that counts MPA request and reply frames to/from TCP PORT and their
-# CRC bit; re_mpa_watch_stop prints "req=N req_crc=N rep=N rep_crc=N".  The
-# CRC in use on a connection is the reply's C bit (RFC 5044 7.1).
+# CRC and Marker bits; re_mpa_watch_stop prints "req=N req_crc=N rep=N
+# rep_crc=N req_m=N rep_m=N".  The CRC in use on a connection is the reply's
+# C bit; Markers are per direction: a frame's M asks for them in what its
+# sender receives (RFC 5044 7.1.1).
 RE_MPA_PID=
 RE_MPA_OUT=
 
@@ -162,7 +181,7 @@ re_mpa_watch_start() {
 	python3 -c '
 import signal, socket, struct, sys
 port, out = int(sys.argv[1]), sys.argv[2]
-n = {"req": 0, "req_crc": 0, "rep": 0, "rep_crc": 0}
+n = {"req": 0, "req_crc": 0, "rep": 0, "rep_crc": 0, "req_m": 0, "rep_m": 0}
 def dump(*_):
     with open(out, "w") as f:
         f.write(" ".join("%s=%d" % kv for kv in n.items()) + "\n")
@@ -189,6 +208,8 @@ while True:
             n[name] += 1
             if data[i + 16] & 0x40:
                 n[name + "_crc"] += 1
+            if data[i + 16] & 0x80:
+                n[name + "_m"] += 1
 ' "$1" "$RE_MPA_OUT" &
 	RE_MPA_PID=$!
 	# A hang guard, not a speed check: python's start on the debug
@@ -216,6 +237,26 @@ re_mpa_assert() {
 	on) assert_eq "$rep_crc" "$rep" "MPA replies with CRC (of $rep)" ;;
 	off) assert_eq "$rep_crc" 0 "MPA replies with CRC (of $rep)" ;;
 	*) note "MPA replies with CRC: $rep_crc of $rep (no --crc given)" ;;
+	esac
+}
+
+# re_mpa_assert_markers COUNTS MARKERS: with "on" (rdmap_sw asking on both
+# ends) every Request and every Reply has M; with "off" none has; empty:
+# reported only.
+re_mpa_assert_markers() {
+	local counts=$1 markers=$2 req rep req_m rep_m
+	req=$(sed -n 's/.*\breq=\([0-9]*\).*/\1/p' <<<"$counts")
+	rep=$(sed -n 's/.*\brep=\([0-9]*\).*/\1/p' <<<"$counts")
+	req_m=$(sed -n 's/.*\breq_m=\([0-9]*\).*/\1/p' <<<"$counts")
+	rep_m=$(sed -n 's/.*\brep_m=\([0-9]*\).*/\1/p' <<<"$counts")
+	case "$markers" in
+	on)
+		assert_eq "$req_m" "$req" "MPA requests with M (of $req)"
+		assert_eq "$rep_m" "$rep" "MPA replies with M (of $rep)" ;;
+	off)
+		assert_eq "$req_m" 0 "MPA requests with M (of $req)"
+		assert_eq "$rep_m" 0 "MPA replies with M (of $rep)" ;;
+	*) note "MPA frames with M: requests $req_m of $req, replies $rep_m of $rep (no --markers given)" ;;
 	esac
 }
 
