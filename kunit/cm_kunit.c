@@ -9,7 +9,7 @@
  *    the sockets the QP takes;
  *  - reject with private data, connection refused;
  *  - hostile raw TCP clients (garbage, wrong key, PD_Length too large,
- *    close mid-frame, silence, Markers) are cleaned up with the right reason
+ *    close mid-frame, silence) are cleaned up with the right reason
  *    and a raw server answering badly fails our connect cleanly;
  *  - destroying a listener with half-open children, and 50 connect/accept
  *    cycles, leave no cep alive (kmemleak runs after the suites).
@@ -459,23 +459,21 @@ struct raw_case {
 	enum { RAW_BYTES, RAW_NOTHING } how;
 	u8 key;			/* 0: garbage, 1: Req key, 2: Rep key */
 	u16 pd_len;		/* PD_Length field */
-	bool markers;
 	u32 send;		/* octets of the frame sent (0: all) */
 	enum rsw_mpa_reason reason;	/* RSW_MPA_OK: a timeout */
 	bool reject;		/* a Reject frame comes back */
 };
 
 static const struct raw_case raw_cases[] = {
-	{ "garbage", RAW_BYTES, 0, 0, false, 0, RSW_MPA_E_KEY, false },
-	{ "reply key", RAW_BYTES, 2, 0, false, 0, RSW_MPA_E_KEY_ROLE, false },
-	{ "PD_Length 600", RAW_BYTES, 1, 600, false, 0, RSW_MPA_E_PD_LEN,
+	{ "garbage", RAW_BYTES, 0, 0, 0, RSW_MPA_E_KEY, false },
+	{ "reply key", RAW_BYTES, 2, 0, 0, RSW_MPA_E_KEY_ROLE, false },
+	{ "PD_Length 600", RAW_BYTES, 1, 600, 0, RSW_MPA_E_PD_LEN,
 	  false },
-	{ "closed after 10 octets", RAW_BYTES, 1, 0, false, 10,
+	{ "closed after 10 octets", RAW_BYTES, 1, 0, 10,
 	  RSW_MPA_E_TRUNCATED, false },
-	{ "closed at once", RAW_NOTHING, 0, 0, false, 0, RSW_MPA_E_CLOSED,
+	{ "closed at once", RAW_NOTHING, 0, 0, 0, RSW_MPA_E_CLOSED,
 	  false },
-	{ "silent", RAW_NOTHING, 0, 0, false, 0, RSW_MPA_OK, false },
-	{ "markers", RAW_BYTES, 1, 0, true, 0, RSW_MPA_E_MARKERS, true },
+	{ "silent", RAW_NOTHING, 0, 0, 0, RSW_MPA_OK, false },
 };
 
 KUNIT_ARRAY_PARAM_DESC(raw, raw_cases, name);
@@ -503,7 +501,6 @@ static u32 raw_frame(const struct raw_case *c, u8 *buf)
 		memcpy(rr.key, c->key == 1 ? RSW_MPA_KEY_REQ : RSW_MPA_KEY_REP,
 		       RSW_MPA_KEY_LEN);
 	rsw_mpa_rr_set_rev(&rr, RSW_MPA_REV_1);
-	rsw_mpa_rr_set_markers(&rr, c->markers);
 	rsw_mpa_rr_set_pd_len(&rr, c->pd_len);
 	memcpy(buf, &rr, sizeof(rr));
 	return c->send ?: sizeof(rr);

@@ -575,8 +575,12 @@ struct st_lb {
 	struct st_end *b;	/* responder */
 };
 
-static struct st_lb st_lb_up(struct kunit *test, u8 rtr, bool crc,
-			     bool direct)
+/*
+ * @a_mk: A sends MPA Markers (B asked with M), @b_mk: B sends them; the
+ * negotiated connection of each end says so from its own side.
+ */
+static struct st_lb st_lb_up_mk(struct kunit *test, u8 rtr, bool crc,
+				bool direct, bool a_mk, bool b_mk)
 {
 	struct rsw_mpa_conn conn = {
 		.rev = RSW_MPA_REV_2, .crc = crc, .enhanced = true,
@@ -588,11 +592,21 @@ static struct st_lb st_lb_up(struct kunit *test, u8 rtr, bool crc,
 	lb.a = st_end_new(test, st.pd, direct);
 	lb.b = st_end_new(test, st.pd, direct);
 	st_tcp_pair(test, &ca, &cb);
+	conn.tx_markers = a_mk;
+	conn.rx_markers = b_mk;
 	st_attach(test, lb.a, ca, &conn, true);
+	conn.tx_markers = b_mk;
+	conn.rx_markers = a_mk;
 	st_attach(test, lb.b, cb, &conn, false);
 	rsw_stream_start(to_rsw_qp(lb.a->qp));
 	rsw_stream_start(to_rsw_qp(lb.b->qp));
 	return lb;
+}
+
+static struct st_lb st_lb_up(struct kunit *test, u8 rtr, bool crc,
+			     bool direct)
+{
+	return st_lb_up_mk(test, rtr, crc, direct, false, false);
 }
 
 /* Abortive end of both (the case's last step when it left them running). */
@@ -852,6 +866,68 @@ static void st_lb_read(struct kunit *test)
 					  IB_ACCESS_LOCAL_WRITE), RSW_MR_OK);
 	st_cq_empty(test, lb.b->scq, "B send CQ");
 	st_cq_empty(test, lb.b->rcq, "B recv CQ");
+	st_lb_down(test, &lb);
+}
+
+/*
+ * MPA Markers (RFC 5044 section 5) through the real stream: in either
+ * direction or both, with and without CRC, revision 2 with the RFC 6581
+ * RTR (itself the first FPDU, so the first Marker precedes it).  A Send
+ * over 1 MiB each way (FPDUs of every alignment), a Write and a Read of
+ * odd lengths (Read Responses carry Markers from B), and the streams stay
+ * in step: no Terminate, both QPs in RTS.
+ */
+struct st_mk_case {
+	const char *name;
+	bool a_mk, b_mk, crc;
+	u8 rtr;
+};
+
+static const struct st_mk_case st_mk_cases[] = {
+	{ "both_crc", true, true, true, RSW_MPA_RTR_WRITE },
+	{ "both_nocrc", true, true, false, RSW_MPA_RTR_READ },
+	{ "initiator_sends_only", true, false, true, RSW_MPA_RTR_SEND },
+	{ "responder_sends_only", false, true, true, RSW_MPA_RTR_WRITE },
+	{ "responder_sends_only_nocrc", false, true, false, RSW_MPA_RTR_SEND },
+};
+
+KUNIT_ARRAY_PARAM_DESC(st_mk, st_mk_cases, name);
+
+static void st_lb_markers(struct kunit *test)
+{
+	const struct st_mk_case *c = test->param_value;
+	struct st_lb lb = st_lb_up_mk(test, c->rtr, c->crc, false, c->a_mk,
+				      c->b_mk);
+	const u32 len = 70 * 1024 + 3;
+	struct st_mr *src = st_mr_new(test, st.pd, len + 64);
+	struct st_mr *sink = st_mr_new(test, st.pd, len + 64);
+	u8 *wsrc = st_vmalloc(test, len);
+	struct rsw_stream_stats sa, sb;
+	struct ib_sge sge;
+
+	st_send_check(test, lb.a, lb.b, SZ_1M + 1, 3, 2, 0, 100);
+	st_send_check(test, lb.b, lb.a, SZ_1M + 2, 2, 3, 0, 101);
+	/* A Write of B's sink MR, then a Read of B's source. */
+	st_mr_reg_post(test, lb.b, src, IB_ACCESS_REMOTE_READ |
+		       IB_ACCESS_REMOTE_WRITE | IB_ACCESS_LOCAL_WRITE, 1);
+	st_mr_reg_post(test, lb.a, sink, ST_SINK_ACCESS, 2);
+	st_pattern(wsrc, len, 5);
+	sge = st_sge(st.pd, wsrc, len);
+	st_post_rdma(test, lb.a, 3, IB_WR_RDMA_WRITE, 0, &sge, 1,
+		     src->mr->iova + 9, src->mr->rkey, 0);
+	st_wc(test, lb.a->scq, 3, IB_WC_SUCCESS, IB_WC_RDMA_WRITE, NULL);
+	st_read(test, &lb, src, 9, sink, 5, len, 4, IB_WR_RDMA_READ, 0);
+	st_read_expect(test, &lb, 4, len);
+	KUNIT_EXPECT_TRUE(test, !memcmp(st_mr_ptr(src, 9), wsrc, len));
+	KUNIT_EXPECT_TRUE(test, !memcmp(st_mr_ptr(sink, 5), wsrc, len));
+	st_mr_guards(test, src);
+	st_mr_guards(test, sink);
+	sa = st_stats(test, lb.a);
+	sb = st_stats(test, lb.b);
+	KUNIT_EXPECT_EQ(test, sa.term_sent + sa.term_rcvd, 0);
+	KUNIT_EXPECT_EQ(test, sb.term_sent + sb.term_rcvd, 0);
+	KUNIT_EXPECT_EQ(test, st_state(test, lb.a), IB_QPS_RTS);
+	KUNIT_EXPECT_EQ(test, st_state(test, lb.b), IB_QPS_RTS);
 	st_lb_down(test, &lb);
 }
 
@@ -2363,6 +2439,29 @@ static void st_b_imm_ninth_octet(struct st_hx *x)
 	st_imm(x, 1);
 }
 
+/*
+ * The QP asked for MPA Markers (RFC 5044 section 5) and the peer sends a
+ * plain FPDU: its ULPDU_Length and control word are read as the Marker
+ * that must come first, whose FPDUPTR then points nowhere near 0.
+ */
+static void st_b_mk_missing(struct st_hx *x)
+{
+	union rsw_hdr h;
+
+	st_hdr_untagged(&h, RSW_OP_SEND, RSW_QN_SEND, 1, 0);
+	st_emit(x, &h, sizeof(h.untagged), 8, NULL);
+}
+
+/* The first Marker (before the first FPDU) says FPDUPTR 8, not 0. */
+static void st_b_mk_bad_fpduptr(struct st_hx *x)
+{
+	static const u8 mk[RSW_MPA_MARKER_LEN] = { 0, 0, 0, 8 };
+
+	memcpy(x->frame, mk, sizeof(mk));
+	x->frame_len = sizeof(mk);
+	st_b_mk_missing(x);
+}
+
 /* Whether the Terminate carries the offending DDP header (D bit). */
 enum st_d { D_ANY, D_YES, D_NO };
 
@@ -2383,6 +2482,7 @@ struct st_bad_case {
 	bool rresp_first;	/* Read Responses may precede the Terminate */
 	int qp_deny;		/* rights taken from the QP in RTS first */
 	bool ird0;		/* the connection agreed IRD 0 */
+	bool mk;		/* the QP asked for MPA Markers */
 };
 
 #define ST_DDP_T	RSW_TERM_LAYER_DDP, RSW_DDP_ET_TAGGED
@@ -2424,6 +2524,10 @@ static const struct st_bad_case st_bad_cases[] = {
 	  ST_MPA, RSW_MPA_EC_CRC, D_NO, false, ST_FLUSH },
 	{ "bad CRC write", st_b_bad_crc_write,
 	  ST_MPA, RSW_MPA_EC_CRC, D_NO, false, ST_FLUSH, .may_write = 16 },
+	{ "Markers asked, none sent", st_b_mk_missing,
+	  ST_MPA, RSW_MPA_EC_MARKER, D_NO, false, ST_FLUSH, .mk = true },
+	{ "Marker FPDUPTR wrong", st_b_mk_bad_fpduptr,
+	  ST_MPA, RSW_MPA_EC_MARKER, D_NO, false, ST_FLUSH, .mk = true },
 	{ "unknown opcode", st_b_unknown_opcode,
 	  ST_RDMAP_OP, RSW_RDMAP_EC_OPCODE, D_YES, false, ST_FLUSH },
 	{ "bad DDP version", st_b_bad_ddp_version,
@@ -2525,6 +2629,7 @@ static u32 st_fill(struct kunit *test, struct socket *sock)
  * initiator with it (the QP speaks first: its RTR).  With @filled, the
  * QP's socket is filled first (st_fill(), octets in *@filled), so the
  * stream's first send finds it full.  @ird: the IRD the connection agreed.
+ * @mk: the QP asked for MPA Markers (the raw peer must send them).
  */
 /* The QP's end with its MRs and receives, and the socket pair; *@qs: its. */
 static struct st_hx *st_hx_prepare(struct kunit *test, bool crc, bool no_recv,
@@ -2566,13 +2671,15 @@ static struct st_hx *st_hx_prepare(struct kunit *test, bool crc, bool no_recv,
 	return x;
 }
 
+/* @mk: we asked for Markers (the raw peer sends them). */
 static struct st_hx *st_hx_up_fill(struct kunit *test, bool crc,
 				   bool no_recv, u8 rtr, u32 *filled, u32 ird,
-				   u32 ord)
+				   u32 ord, bool mk)
 {
 	struct rsw_mpa_conn conn = {
-		.rev = RSW_MPA_REV_2, .crc = crc, .enhanced = true,
-		.p2p = !!rtr, .rtr = rtr, .ird = ird, .ord = ord,
+		.rev = RSW_MPA_REV_2, .crc = crc, .rx_markers = mk,
+		.enhanced = true, .p2p = !!rtr, .rtr = rtr, .ird = ird,
+		.ord = ord,
 	};
 	struct socket *qs;
 	struct st_hx *x = st_hx_prepare(test, crc, no_recv, &qs);
@@ -2588,7 +2695,7 @@ static struct st_hx *st_hx_up_rtr(struct kunit *test, bool crc, bool no_recv,
 				  u8 rtr)
 {
 	return st_hx_up_fill(test, crc, no_recv, rtr, NULL, ST_HX_IRD,
-			     ST_HX_ORD);
+			     ST_HX_ORD, false);
 }
 
 static struct st_hx *st_hx_up(struct kunit *test, bool crc, bool no_recv)
@@ -2698,7 +2805,7 @@ static void st_hostile(struct kunit *test)
 {
 	const struct st_bad_case *c = test->param_value;
 	struct st_hx *x = st_hx_up_fill(test, !c->crc_off, c->no_recv, 0, NULL,
-					c->ird0 ? 0 : ST_HX_IRD, ST_HX_ORD);
+					c->ird0 ? 0 : ST_HX_IRD, ST_HX_ORD, c->mk);
 	u8 *t = kunit_kzalloc(test, 256, GFP_KERNEL);
 	const struct rsw_hdr_term *th = (const void *)t;
 	const struct rsw_rdmap_term *term = &th->term;
@@ -3303,7 +3410,7 @@ static void st_peer_local_term(struct kunit *test)
 {
 	const struct st_local_case *c = test->param_value;
 	struct st_hx *x = st_hx_up_fill(test, true, false, 0, NULL, ST_HX_IRD,
-					c->ord0 ? 0 : ST_HX_ORD);
+					c->ord0 ? 0 : ST_HX_ORD, false);
 	struct st_lbuf rb = st_lbuf_new(test, 8);
 	u8 *t = st_peer_first(test, x);
 	const struct rsw_hdr_term *th = (const void *)t;
@@ -3533,7 +3640,7 @@ static void st_peer_rtr_full(struct kunit *test)
 	u32 filled;
 
 	x = st_hx_up_fill(test, true, false, c->rtr, &filled, ST_HX_IRD,
-			  ST_HX_ORD);
+			  ST_HX_ORD, false);
 	st_wait_tx(test, x->e);
 	/* The RTR found no room; nothing happened on the queues. */
 	st_cq_empty(test, x->e->scq, "send CQ, socket full");
@@ -3712,6 +3819,7 @@ static struct kunit_case st_cases[] = {
 	KUNIT_CASE(st_lb_send_solicited),
 	KUNIT_CASE_PARAM(st_lb_write, st_crc_gen_params),
 	KUNIT_CASE_PARAM(st_lb_read, st_crc_gen_params),
+	KUNIT_CASE_PARAM(st_lb_markers, st_mk_gen_params),
 	KUNIT_CASE(st_lb_send_inv),
 	KUNIT_CASE(st_lb_local_inv),
 	KUNIT_CASE(st_lb_read_inv),

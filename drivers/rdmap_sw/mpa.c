@@ -23,9 +23,37 @@
  *    echoes the result in its Reply's C.  An initiator whose policy
  *    requires CRC refuses a Reply that does not (RSW_MPA_E_CRC): that
  *    responder breaks the rule and may send FPDUs without it.
- *  - M: we do not send Markers, so a peer's M fails negotiation; a
- *    responder answers with a Reject frame (7.1.2 rule 2: a well-formed but
- *    unacceptable Request SHOULD get a Reject), an initiator closes.
+ *  - M (7.1.1 M): set by the sender of a frame to require Markers in the
+ *    FPDUs it receives; each direction is decided alone.  A Request's M
+ *    makes the responder send Markers, a Reply's M the initiator.  We set
+ *    M when the local policy asks for Markers (the device's mpa_markers
+ *    setting), in Requests and in Replies alike, and honour a peer's M
+ *    in both MPA revisions (RFC 6581 leaves M as it is); a Reject frame
+ *    carries no M.  conn.tx_markers is the peer's M, conn.rx_markers ours.
+ *
+ * Markers, once in full operation (RFC 5044 sections 4 and 5; the
+ * framing itself is in fpdu.h, rx.c and tx.c/tx_sock.c):
+ *  - a Marker is 4 octets, 16 reserved bits (zero when sent, ignored on
+ *    receive except by the CRC) and the 16-bit FPDUPTR, whose two low bits
+ *    are zero when sent and taken as zero on receive;
+ *  - the first Marker goes immediately before the first FPDU of full
+ *    operation (stream offset 0 of each direction: the first octet after
+ *    its sender's Request or Reply) and one every 512 octets of the TCP
+ *    stream after it, wherever that falls: before an FPDU's ULPDU_Length,
+ *    inside the header or payload, in PAD or between PAD and CRC (FPDUs
+ *    start at multiples of 4, so never inside the CRC);
+ *  - FPDUPTR is the number of octets from the FPDU's ULPDU_Length back to
+ *    the Marker; a Marker right before an FPDU has FPDUPTR 0 and belongs to
+ *    that FPDU;
+ *  - Markers do not count in ULPDU_Length and do not change PAD (which
+ *    aligns ULPDU_Length + ULPDU only); the CRC covers every octet of the
+ *    FPDU before the CRC field, its Markers included (a leading one too);
+ *  - MULPDU with Markers leaves room for the most Markers an FPDU of EMSS
+ *    octets can hold (section 7.1 / fpdu.h rsw_mpa_mulpdu());
+ *  - a Marker whose FPDUPTR does not lead to the current FPDU's
+ *    ULPDU_Length stops the stream with a Terminate: LLP layer, MPA error,
+ *    "Marker and ULPDU Length field mismatch" (0x03), and the QP goes to
+ *    ERROR like on any other MPA error.
  *  - RFC 6581 data: in a revision 2 frame with the enhanced bit, the first
  *    four octets of the private data are P2P|Send RTR|IRD, Write RTR|Read
  *    RTR|ORD and count in PD_Length; a frame that sets the bit with fewer
@@ -79,8 +107,6 @@ static const struct rsw_mpa_reason_info rsw_mpa_reasons[RSW_MPA_E_NUM] = {
 				 -EPROTO, RSW_MPA_EC_BAD_RR, false, false },
 	[RSW_MPA_E_REJECTED] = { "rejected by the peer", -ECONNREFUSED, 0,
 				 false, false },
-	[RSW_MPA_E_MARKERS] = { "peer requires MPA Markers", -EOPNOTSUPP, 0,
-				false, true },
 	[RSW_MPA_E_PD_IWCM] = { "private data longer than iw_cm carries",
 				-EMSGSIZE, 0, false, true },
 	[RSW_MPA_E_IRD] = { "insufficient IRD", -EPROTO, RSW_MPA_EC_IRD,
@@ -139,6 +165,7 @@ int rsw_mpa_request(const struct rsw_mpa_params *lp, struct rsw_mpa_frame *req)
 	*req = (struct rsw_mpa_frame) {
 		.rev = lp->rev,
 		.crc = lp->crc,
+		.markers = lp->markers,
 		.enhanced = lp->rev == RSW_MPA_REV_2,
 		.pd = lp->pd,
 		.pd_len = lp->pd_len,
@@ -162,7 +189,7 @@ static bool rsw_mpa_frame_valid(const struct rsw_mpa_frame *f, bool reply)
 {
 	if (f->rev != RSW_MPA_REV_1 && f->rev != RSW_MPA_REV_2)
 		return false;
-	if (f->markers || (f->reject && !reply))
+	if (f->reject && !reply)
 		return false;
 	if (f->enhanced && f->rev != RSW_MPA_REV_2)
 		return false;
@@ -212,6 +239,7 @@ int rsw_mpa_build(const struct rsw_mpa_frame *f, bool reply, void *buf,
 	memcpy(rr.key, reply ? RSW_MPA_KEY_REP : RSW_MPA_KEY_REQ,
 	       RSW_MPA_KEY_LEN);
 	rsw_mpa_rr_set_crc(&rr, f->crc);
+	rsw_mpa_rr_set_markers(&rr, f->markers);
 	rsw_mpa_rr_set_reject(&rr, f->reject);
 	rsw_mpa_rr_set_enhanced(&rr, f->enhanced);
 	rsw_mpa_rr_set_rev(&rr, f->rev);
@@ -277,8 +305,6 @@ enum rsw_mpa_reason rsw_mpa_check_request(const struct rsw_mpa_params *lp,
 {
 	u8 common = lp->rtr & req->rtr;
 
-	if (req->markers)
-		return RSW_MPA_E_MARKERS;
 	if (req->pd_len > RSW_MPA_IWCM_MAX_PD)
 		return RSW_MPA_E_PD_IWCM;
 	if (rsw_mpa_rep_enhanced(lp, req) && req->p2p &&
@@ -333,6 +359,7 @@ enum rsw_mpa_reason rsw_mpa_accept(const struct rsw_mpa_params *lp,
 	}
 	rsw_mpa_reject(lp, req, rep);
 	rep->reject = false;
+	rep->markers = lp->markers;
 	if (rep->enhanced && req->p2p) {
 		rep->p2p = true;
 		rep->rtr = rsw_mpa_rtr_pick(lp->rtr & req->rtr, lp->rtr_prefer,
@@ -342,6 +369,8 @@ enum rsw_mpa_reason rsw_mpa_accept(const struct rsw_mpa_params *lp,
 	*conn = (struct rsw_mpa_conn) {
 		.rev = rep->rev,
 		.crc = rep->crc,
+		.tx_markers = req->markers,
+		.rx_markers = rep->markers,
 		.enhanced = rep->enhanced,
 		.p2p = rep->p2p,
 		.rtr = rep->rtr,
@@ -381,8 +410,6 @@ static enum rsw_mpa_reason rsw_mpa_check_reply(const struct rsw_mpa_params *lp,
 		return RSW_MPA_E_REJECTED;
 	if (rep->rev < RSW_MPA_REV_1 || rep->rev > lp->rev)
 		return RSW_MPA_E_REV;
-	if (rep->markers)
-		return RSW_MPA_E_MARKERS;
 	if (lp->crc && lp->crc_required && !rep->crc)
 		return RSW_MPA_E_CRC;
 	if (rep->pd_len > RSW_MPA_IWCM_MAX_PD)
@@ -406,6 +433,8 @@ enum rsw_mpa_reason rsw_mpa_connected(const struct rsw_mpa_params *lp,
 	*conn = (struct rsw_mpa_conn) {
 		.rev = rep->rev,
 		.crc = lp->crc || rep->crc,
+		.tx_markers = rep->markers,
+		.rx_markers = lp->markers,
 		.enhanced = lp->rev == RSW_MPA_REV_2 &&
 			    rep->rev == RSW_MPA_REV_2 && rep->enhanced,
 		.ird = lp->ird,

@@ -32,6 +32,11 @@ module_param_named(peer_to_peer, rsw_peer_to_peer, bool, 0644);
 MODULE_PARM_DESC(peer_to_peer,
 		 "Default of new devices: an initiator asks for the RFC 6581 peer-to-peer model (default Y)");
 
+static bool rsw_mpa_markers;
+module_param_named(mpa_markers, rsw_mpa_markers, bool, 0644);
+MODULE_PARM_DESC(mpa_markers,
+		 "Default of new devices: ask for MPA Markers in what new connections receive (default N); a peer that asks gets them anyway");
+
 static uint rsw_mpa_rev = RSW_MPA_REV_2;
 module_param_named(mpa_rev, rsw_mpa_rev, uint, 0644);
 MODULE_PARM_DESC(mpa_rev,
@@ -45,6 +50,7 @@ void rsw_settings_init(struct rsw_device *rsw)
 		.mpa_rev = READ_ONCE(rsw_mpa_rev) == RSW_MPA_REV_1 ?
 			   RSW_MPA_REV_1 : RSW_MPA_REV_2,
 		.p2p = READ_ONCE(rsw_peer_to_peer),
+		.markers = READ_ONCE(rsw_mpa_markers),
 		.rtr = RSW_MPA_RTR_ALL,
 	};
 }
@@ -63,6 +69,7 @@ void rsw_settings_mpa(const struct rsw_settings *set,
 	lp->rev = set->mpa_rev;
 	lp->crc = set->crc != RSW_CRC_OFF;
 	lp->crc_required = set->crc == RSW_CRC_REQUIRED;
+	lp->markers = set->markers;
 	lp->p2p = set->p2p && lp->rev == RSW_MPA_REV_2;
 	lp->rtr = set->rtr;
 	lp->rtr_prefer = set->rtr_prefer;
@@ -290,6 +297,7 @@ static int rsw_parse_dead_peer(const char *buf, u32 *v)
 RSW_SETTING(mpa_crc, crc, rsw_parse_crc, rsw_emit_crc);
 RSW_SETTING(mpa_rev, mpa_rev, rsw_parse_rev, rsw_emit_u32);
 RSW_SETTING(peer_to_peer, p2p, rsw_parse_bool, rsw_emit_u32);
+RSW_SETTING(mpa_markers, markers, rsw_parse_bool, rsw_emit_u32);
 RSW_SETTING(rtr_types, rtr, rsw_parse_rtr_types, rsw_emit_rtr);
 RSW_SETTING(rtr_prefer, rtr_prefer, rsw_parse_rtr_prefer, rsw_emit_rtr);
 RSW_SETTING(max_fpdu, max_fpdu, rsw_parse_max_fpdu, rsw_emit_u32);
@@ -308,6 +316,7 @@ static struct attribute *rsw_dev_attrs[] = {
 	&rsw_setting_mpa_crc.dev_attr.attr,
 	&rsw_setting_mpa_rev.dev_attr.attr,
 	&rsw_setting_peer_to_peer.dev_attr.attr,
+	&rsw_setting_mpa_markers.dev_attr.attr,
 	&rsw_setting_rtr_types.dev_attr.attr,
 	&rsw_setting_rtr_prefer.dev_attr.attr,
 	&rsw_setting_max_fpdu.dev_attr.attr,

@@ -38,6 +38,8 @@ enum rsw_crc_policy {
  * @crc:          enum rsw_crc_policy
  * @mpa_rev:      revision an initiator offers, the most a responder uses
  * @p2p:          initiator: ask for the RFC 6581 peer-to-peer model (0/1)
+ * @markers:      ask for MPA Markers in what we receive (0/1; a peer's
+ *                ask is honoured either way)
  * @rtr:          RSW_MPA_RTR_* types an initiator offers and a responder
  *                accepts (never empty)
  * @rtr_prefer:   one RSW_MPA_RTR_* type a responder picks first when the
@@ -51,6 +53,7 @@ struct rsw_settings {
 	u32	crc;
 	u32	mpa_rev;
 	u32	p2p;
+	u32	markers;
 	u32	rtr;
 	u32	rtr_prefer;
 	u32	max_fpdu;

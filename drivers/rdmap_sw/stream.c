@@ -926,6 +926,7 @@ static int rsw_stream_setup(struct rsw_stream *s, struct rsw_qp *qp)
 {
 	struct rsw_tx_config tcfg = {
 		.crc = s->conn.crc,
+		.markers = s->conn.tx_markers,
 		.mss = tcp_sk(s->sock->sk)->mss_cache,
 		.ord = min_t(u32, s->conn.ord, RSW_MAX_RD_ATOM),
 		.max_ulpdu = s->conn.max_ulpdu,
@@ -933,6 +934,7 @@ static int rsw_stream_setup(struct rsw_stream *s, struct rsw_qp *qp)
 	};
 	struct rsw_rx_config rcfg = {
 		.crc = s->conn.crc,
+		.markers = s->conn.rx_markers,
 		.max_ulpdu = U16_MAX,
 		.qp_access = &qp->access,
 	};

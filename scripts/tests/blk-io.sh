@@ -179,7 +179,7 @@ dd_run() {
 bio_run() {
 	local bs use_fio=1
 	BIO_NAME=$1 BIO_T_COMM=$2 BIO_H_COMM=$3 BIO_MIN_CONNS=$4 BIO_HEAD=$5
-	BIO_TAIL=" mpa_crc=$mpa_crc"
+	BIO_TAIL=" mpa_crc=$mpa_crc${mpa_m:+ mpa_m=$mpa_m}"
 	if [ ! -d /proc/sysvipc ]; then
 		use_fio=0
 		skip "fio needs SysV shm (shmget), which this kernel lacks (CONFIG_SYSVIPC): dd direct-I/O round trips (4k: ${DD_MIB[4k]} MiB, 128k: ${DD_MIB[128k]} MiB) instead"

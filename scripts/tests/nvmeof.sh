@@ -7,6 +7,7 @@
 #   scripts/vm --kernel 6.12 --mem 2048 --timeout 600 -- \
 #       scripts/tests/nvmeof.sh [--target siw|rsw] [--host siw|rsw]
 #                               [--seconds N] [--crc on|off] [--cxgb4]
+#                               [--markers on|off]
 #
 #   guest:  dummy0 10.78.0.1/24 <-- target provider (nvmet-rdma port 4420,
 #                                   namespace on memory-backed null_blk)
@@ -27,7 +28,7 @@
 # one line per block size (on a kernel without SysV IPC, which fio needs, a
 # dd O_DIRECT write, read-back and sha256 compare of 16 MiB at 4k and 64 MiB
 # at 128k replaces fio, announced by a SKIP line and marked "(dd)"):
-#   nvmeof target=siw host=siw crc=default bs=4k read=… MB/s write=… MB/s errors=0 mpa_crc=0/3
+#   nvmeof target=siw host=siw crc=default markers=default bs=4k read=… MB/s write=… MB/s errors=0 mpa_crc=0/3 mpa_m=0/3
 # mpa_crc: connections whose MPA reply (seen by a sniffer on lo) turned CRC on,
 # of all connections; with --crc on it must be all of them, with off none.
 # --cxgb4 (host rsw): the host's device initiates as iw_cxgb4 does at its
@@ -35,6 +36,10 @@
 # raised to 1 for it; re_rsw_cxgb4), and every Request and Reply on the
 # wire must show it (re_rtr_assert).  With --target rsw too, one device
 # serves both ends and its responder then accepts only the Read RTR.
+# --markers on|off sets rdmap_sw's mpa_markers module parameter (ask for MPA
+# Markers, RFC 5044 section 5) before anything connects; mpa_m: replies with
+# the M bit, of all; with on every Request and every Reply must have M (both
+# ends rdmap_sw, so Markers flow both ways), with off none.
 # shellcheck source=scripts/tests/lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=scripts/tests/rdma-env.sh
@@ -42,16 +47,17 @@
 # shellcheck source=scripts/tests/blk-io.sh
 . "$(dirname "$0")/blk-io.sh"
 
-target=siw host=siw seconds=30 crc= srq=0 cxgb4=0
+target=siw host=siw seconds=30 crc= srq=0 cxgb4=0 markers=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--target) target=$2; shift 2 ;;
 	--host) host=$2; shift 2 ;;
 	--seconds) seconds=$2; shift 2 ;;
 	--crc) crc=$2; shift 2 ;;
+	--markers) markers=$2; shift 2 ;;
 	--srq) srq=1; shift ;;
 	--cxgb4) cxgb4=1; shift ;;
-	*) echo "usage: $0 [--target siw|rsw] [--host siw|rsw] [--seconds N] [--crc on|off] [--srq] [--cxgb4]" >&2
+	*) echo "usage: $0 [--target siw|rsw] [--host siw|rsw] [--seconds N] [--crc on|off] [--markers on|off] [--srq] [--cxgb4]" >&2
 		exit 2 ;;
 	esac
 done
@@ -60,6 +66,7 @@ re_check_provider_name "$host"
 case "$seconds" in ''|*[!0-9]*|0) fail "--seconds takes a positive number" ;; esac
 case "$crc" in ''|on|off) ;; *) fail "--crc takes on or off" ;; esac
 [ "$cxgb4" = 0 ] || [ "$host" = rsw ] || fail "--cxgb4 needs --host rsw"
+case "$markers" in ''|on|off) ;; *) fail "--markers takes on or off" ;; esac
 
 NQN=nqn.2026-11.org.rdmap-sw:nvmeof-test
 TGT_IP=10.78.0.1
@@ -91,7 +98,7 @@ ctrls_live() {
 bio_live() { ctrls_live; }
 
 t_banner
-note "target=$target host=$host seconds=$seconds crc=${crc:-default} srq=$srq cxgb4=$cxgb4"
+note "target=$target host=$host seconds=$seconds crc=${crc:-default} markers=${markers:-default} srq=$srq cxgb4=$cxgb4"
 
 step "RDMA core, nvmet, nvme-rdma and null_blk modules"
 re_begin
@@ -132,7 +139,7 @@ re_mpa_collect "$crc"
 
 # Admin and I/O queues, one connection each: at least two.
 bio_run nvmeof nvmet_rdma nvme_rdma 2 \
-	"nvmeof target=$target host=$host crc=${crc:-default}"
+	"nvmeof target=$target host=$host crc=${crc:-default} markers=${markers:-default}"
 
 step "nvme disconnect"
 check nvme disconnect -n "$NQN"
@@ -144,4 +151,4 @@ re_nvmet_unexport "$NQN"
 
 re_pair_down
 bio_summaries
-echo "PASS: $T_NAME target=$target host=$host crc=${crc:-default} on $RSW_KERNEL ($(uname -r))"
+echo "PASS: $T_NAME target=$target host=$host crc=${crc:-default} markers=${markers:-default} on $RSW_KERNEL ($(uname -r))"

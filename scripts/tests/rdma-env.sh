@@ -15,6 +15,11 @@
 #        "on" loads the crc/ variant that requires CRC; "off" and the default
 #        load plain/ siw, which does not ask for CRC but accepts a peer's ask.
 #   rsw  module parameter mpa_crc=Y|N, passed only when --crc was given.
+#
+# MPA Markers (--markers on|off, empty = provider default):
+#   siw  has no Markers: "on" is refused.
+#   rsw  module parameter mpa_markers=Y|N (ask for Markers in what it
+#        receives), passed only when --markers was given.
 
 RE_IB=/sys/class/infiniband
 RE_MODS_BEFORE=
@@ -74,9 +79,9 @@ re_hint() {
 	esac
 }
 
-# re_load PROVIDER CRC: load the provider's module (once).
+# re_load PROVIDER CRC [MARKERS]: load the provider's module (once).
 re_load() {
-	local p=$1 crc=$2 ko mod args=()
+	local p=$1 crc=$2 markers=${3:-} ko mod args=()
 	ko=$(re_ko "$p" "$crc")
 	mod=$(re_module "$p")
 	[ ! -e "/sys/module/$mod" ] || return 0
@@ -88,10 +93,22 @@ re_load() {
 			fail "--crc $crc asked for rdmap_sw, but $ko has no mpa_crc parameter yet"
 		if [ "$crc" = on ]; then args=(mpa_crc=Y); else args=(mpa_crc=N); fi
 	fi
+	if [ "$p" = siw ] && [ "$markers" = on ]; then
+		fail "--markers on asked for siw, which has no MPA Markers"
+	fi
+	if [ "$p" = rsw ] && [ -n "$markers" ]; then
+		modinfo -F parm "$ko" | grep -q '^mpa_markers:' ||
+			fail "--markers $markers asked for rdmap_sw, but $ko has no mpa_markers parameter"
+		if [ "$markers" = on ]; then args+=(mpa_markers=Y); else args+=(mpa_markers=N); fi
+	fi
 	insmod_deps "$ko" "${args[@]}"
 	[ -e "/sys/module/$mod" ] || fail "/sys/module/$mod missing after insmod"
 	if [ "$p" = rsw ] && [ -n "$crc" ]; then
 		assert_file "/sys/module/$mod/parameters/mpa_crc" "${args[0]#mpa_crc=}"
+	fi
+	if [ "$p" = rsw ] && [ -n "$markers" ]; then
+		assert_file "/sys/module/$mod/parameters/mpa_markers" \
+			"$([ "$markers" = on ] && echo Y || echo N)"
 	fi
 }
 
@@ -124,11 +141,11 @@ re_detach() {
 re_pair_up() {
 	local crc=$1
 	re_pair_netdev dummy0 "$2"
-	re_load "$target" "$crc"
+	re_load "$target" "$crc" "${markers:-}"
 	re_attach "$target" dummy0
 	if [ "$host" != "$target" ]; then
 		re_pair_netdev dummy1 "$3"
-		re_load "$host" "$crc"
+		re_load "$host" "$crc" "${markers:-}"
 		re_attach "$host" dummy1
 		host_ip=${3%/*}
 	else
@@ -201,11 +218,13 @@ re_mbps() {
 # flows) that counts MPA request and reply frames to/from TCP PORT and their
 # CRC bit (IPv4, or IPv6 without extension headers); re_mpa_watch_stop
 # prints "req=N req_crc=N rep=N rep_crc=N req_rd=N rep_rd=N req_v1=N
-# rep_v1=N".  The CRC in use on a connection is the reply's C bit (RFC 5044
+# rep_v1=N req_m=N rep_m=N".  The CRC in use on a connection is the reply's C bit (RFC 5044
 # 7.1).  req_rd counts Requests whose RFC 6581 words offer peer-to-peer
 # with a zero-length Read as the only RTR and ORD >= 1 (what iw_cxgb4
 # sends by default), rep_rd Replies that pick the Read RTR with IRD >= 1;
-# req_v1 and rep_v1 count frames of MPA revision 1.
+# req_v1 and rep_v1 count frames of MPA revision 1; req_m and rep_m frames
+# with the M bit (Markers are per direction: a frame's M asks for them in
+# what its sender receives, RFC 5044 7.1.1).
 RE_MPA_PID=
 RE_MPA_OUT=
 
@@ -215,7 +234,7 @@ re_mpa_watch_start() {
 import signal, socket, struct, sys
 port, out = int(sys.argv[1]), sys.argv[2]
 n = {"req": 0, "req_crc": 0, "rep": 0, "rep_crc": 0, "req_rd": 0, "rep_rd": 0,
-     "req_v1": 0, "rep_v1": 0}
+     "req_v1": 0, "rep_v1": 0, "req_m": 0, "rep_m": 0}
 def rtr_read(name, f):
     # RFC 6581: IRD word A|B|IRD, ORD word C|D|ORD; D is the Read RTR.
     if len(f) < 24 or not f[16] & 0x10:
@@ -255,6 +274,8 @@ while True:
             n[name] += 1
             if data[i + 16] & 0x40:
                 n[name + "_crc"] += 1
+            if data[i + 16] & 0x80:
+                n[name + "_m"] += 1
             if rtr_read(name, data[i:]):
                 n[name + "_rd"] += 1
             if data[i + 17] == 1:
@@ -274,15 +295,38 @@ re_mpa_watch_stop() {
 }
 
 # re_mpa_collect CRC: stop the sniffer, assert its counts (re_mpa_assert)
-# and set mpa_counts (its line), mpa_crc ("replies with CRC/replies") and
-# mpa_conns (replies).
+# and the M bits for $markers (re_mpa_assert_markers), and set mpa_counts
+# (its line), mpa_crc ("replies with CRC/replies"), mpa_m ("replies with
+# M/replies") and mpa_conns (replies).
 # shellcheck disable=SC2034 # mpa_conns: the test's
 re_mpa_collect() {
 	check re_mpa_watch_stop
 	mpa_counts=$T_OUT
 	re_mpa_assert "$mpa_counts" "$1"
+	re_mpa_assert_markers "$mpa_counts" "${markers:-}"
 	mpa_crc=$(sed -n 's/.*\brep=\([0-9]*\) rep_crc=\([0-9]*\).*/\2\/\1/p' <<<"$mpa_counts")
 	mpa_conns=${mpa_crc#*/}
+	mpa_m=$(re_mpa_count "$mpa_counts" rep_m)/$mpa_conns
+}
+
+# re_mpa_assert_markers COUNTS MARKERS: with "on" (rdmap_sw asking on both
+# ends) every Request and every Reply has M; with "off" none has; empty:
+# reported only.
+re_mpa_assert_markers() {
+	local counts=$1 markers=$2 k
+	local -A n=()
+	for k in req rep req_m rep_m; do
+		n[$k]=$(re_mpa_count "$counts" "$k")
+	done
+	case "$markers" in
+	on)
+		assert_eq "${n[req_m]}" "${n[req]}" "MPA requests with M (of ${n[req]})"
+		assert_eq "${n[rep_m]}" "${n[rep]}" "MPA replies with M (of ${n[rep]})" ;;
+	off)
+		assert_eq "${n[req_m]}" 0 "MPA requests with M (of ${n[req]})"
+		assert_eq "${n[rep_m]}" 0 "MPA replies with M (of ${n[rep]})" ;;
+	*) note "MPA frames with M: requests ${n[req_m]} of ${n[req]}, replies ${n[rep_m]} of ${n[rep]} (no --markers given)" ;;
+	esac
 }
 
 # re_mpa_assert COUNTS CRC: every MPA reply has the C bit when CRC is "on",

@@ -22,7 +22,10 @@
 #    mpa_crc off on both: no C bit; required on the initiator: C;
 #    the iw_cxgb4 profile (Read-only RTR offer) on the initiator against a
 #    responder that accepts only Read: re_rtr_assert;
-#    max_fpdu 128 on both: 65000-octet pings still verify.
+#    max_fpdu 128 on both: 65000-octet pings still verify;
+#    mpa_markers 1 on the initiator: its Request has M, the Reply not
+#    (Markers flow towards the initiator only), and 65000-octet pings
+#    verify.
 # 4. Dead-peer detection.  Control first: with dead_peer_s 0 a running
 #    rping survives CONTROL_S seconds of every packet on lo dropped
 #    (netem loss 100%) and goes on pinging once the loss is lifted.  Then
@@ -81,6 +84,7 @@ step "1. a new device starts from the module parameters"
 assert_file $IB/rsw0/mpa_crc off
 assert_file $IB/rsw0/mpa_rev 1
 assert_file $IB/rsw0/peer_to_peer 0
+assert_file $IB/rsw0/mpa_markers 0
 assert_file $IB/rsw0/rtr_types "write read send"
 assert_file $IB/rsw0/rtr_prefer none
 assert_file $IB/rsw0/max_fpdu 0
@@ -115,6 +119,7 @@ bad mpa_crc ""
 bad mpa_rev 3
 bad mpa_rev 0
 bad peer_to_peer perhaps
+bad mpa_markers 2
 bad rtr_types ""
 bad rtr_types "write bogus"
 bad rtr_types none
@@ -125,7 +130,7 @@ bad max_fpdu 65536
 bad max_fpdu -1
 bad dead_peer_s 4
 bad dead_peer_s 3601
-ok "15 bad values refused, settings unchanged"
+ok "16 bad values refused, settings unchanged"
 good() {
 	echo "$2" >"$IB/rsw1/$1" || fail "$1 refused '$2'"
 	assert_file "$IB/rsw1/$1" "$3"
@@ -144,6 +149,8 @@ good dead_peer_s 5 5
 good dead_peer_s 0 0
 good peer_to_peer n 0
 good peer_to_peer 1 1
+good mpa_markers 1 1
+good mpa_markers off 0
 
 step "3a. mpa_rev 1 on the initiator: revision 1 both ways"
 re_rsw_set rsw1 mpa_rev 1
@@ -180,6 +187,13 @@ re_rsw_set rsw1 max_fpdu 128
 rping_pair 7405 65000
 re_rsw_set rsw0 max_fpdu 0
 re_rsw_set rsw1 max_fpdu 0
+
+step "3e. mpa_markers 1 on the initiator: Markers towards it only"
+re_rsw_set rsw1 mpa_markers 1
+rping_pair 7409 65000
+expect req_m 1
+expect rep_m 0
+re_rsw_set rsw1 mpa_markers 0
 
 step "4a. dead_peer_s 0: a connection outlives a ${CONTROL_S} s partition"
 check modprobe sch_netem
