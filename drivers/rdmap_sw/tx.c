@@ -417,6 +417,8 @@ static void rsw_tx_markers(struct rsw_tx *tx, struct rsw_tx_fpdu *f,
 						     RSW_MPA_HDR_LEN +
 						     f->payload_len) +
 					 RSW_MPA_CRC_LEN);
+	/* The 8 KiB cap on FPDUs with Markers keeps this at most 16. */
+	f->nmk = min_t(u32, f->nmk, ARRAY_SIZE(f->mk));
 	for (k = 0; k < f->nmk; k++)
 		f->mk[k] = rsw_mpa_marker(start, k);
 }
@@ -444,7 +446,13 @@ static enum rsw_mr_err rsw_tx_fpdu(struct rsw_tx *tx, struct rsw_tx_fpdu *f,
 		return err;
 	f->msg_end = pos + f->payload_len;
 	f->last = f->msg_end == m->len;
-	f->splice = m->kind == RSW_TX_RRESP && !tx->cfg.crc;
+	/*
+	 * With Markers a page would be cut into spliced runs every 512
+	 * octets around copied Markers: copy instead (an untested path and
+	 * no gain at that granularity).
+	 */
+	f->splice = m->kind == RSW_TX_RRESP && !tx->cfg.crc &&
+		    !tx->cfg.markers;
 	f->hdr_len = rsw_tx_hdr(tx, f, pos);
 	f->hdr.c.ctrl = rsw_ctrl_word(m->op, f->last);
 	rsw_set_mpa_len(&f->hdr.c, f->hdr_len - RSW_MPA_HDR_LEN +
