@@ -441,6 +441,7 @@ static inline u32 rsw_term_vendor_err(u8 layer, u8 etype, u8 ecode)
 	       etype << RDMAP_SW_CQE_TERM_ETYPE_SHIFT |
 	       ecode << RDMAP_SW_CQE_TERM_ECODE_SHIFT;
 }
+
 /*
  * The CM attaches stream @s (stream.c) to @qp, which moves from IDLE to RTS
  * with IRD/ORD @ird/@ord.  -EINVAL if @qp is not IDLE, has a stream or is
