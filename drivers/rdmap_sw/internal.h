@@ -34,9 +34,10 @@ void rsw_device_remove(struct ib_device *ibdev);
 /*
  * verbs.c - device, port, GID, P_Key, PD and ucontext verbs.
  */
-/* Two ops tables, each next to its code; main.c merges both. */
+/* verbs.c's ops tables, each next to its code; main.c merges them. */
 extern const struct ib_device_ops rsw_query_ops;
 extern const struct ib_device_ops rsw_ctx_ops;
+extern const struct ib_device_ops rsw_pd_ops;
 
 /* Which parts of the port snapshot rsw_port_refresh() changed. */
 enum rsw_port_change {

@@ -94,6 +94,7 @@ static void rsw_init_ibdev(struct rsw_device *rsw)
 	ib_set_device_ops(ibdev, &rsw_device_ops);
 	ib_set_device_ops(ibdev, &rsw_query_ops);
 	ib_set_device_ops(ibdev, &rsw_ctx_ops);
+	ib_set_device_ops(ibdev, &rsw_pd_ops);
 	ib_set_device_ops(ibdev, &rsw_mem_ops);
 	ib_set_device_ops(ibdev, &rsw_cq_ops);
 	ib_set_device_ops(ibdev, &rsw_qp_ops);

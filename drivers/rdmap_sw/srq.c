@@ -308,33 +308,44 @@ static int rsw_srq_post_one(struct rsw_srq *srq, const struct ib_recv_wr *wr)
 }
 
 /*
- * ops.post_srq_recv.  Any context, never sleeps.  Stops at the first work
- * request that is malformed (-EINVAL) or does not fit (-ENOMEM).  A user
- * SRQ's ring is the process's to write: any work request is refused.
+ * Post the chain that starts at @wr while it lasts; the work request that
+ * stopped it (*@err its reason), or NULL once all of it is queued.
+ */
+static const struct ib_recv_wr *rsw_srq_post_chain(struct rsw_srq *srq,
+						   const struct ib_recv_wr *wr,
+						   int *err)
+{
+	lockdep_assert_held(&srq->lock);
+	while (wr && !(*err = rsw_srq_post_one(srq, wr)))
+		wr = wr->next;
+	return wr;
+}
+
+/*
+ * ops.post_srq_recv: a kernel ULP's receives, any context, never sleeping.
+ * What was queued before the first malformed (-EINVAL) or surplus
+ * (-ENOMEM) work request stays queued; *@bad_wr names that one.  A user
+ * SRQ is fed only through the ring its process maps, so a non-empty chain
+ * is refused whole.
  */
 int rsw_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 		      const struct ib_recv_wr **bad_wr)
 {
 	struct rsw_srq *srq = to_rsw_srq(ibsrq);
+	const struct ib_recv_wr *stop = wr;
 	unsigned long flags;
-	int ret = 0;
+	int err = 0;
 
-	if (srq->user) {
-		if (!wr)
-			return 0;
-		*bad_wr = wr;
-		return -EINVAL;
+	if (!srq->user) {
+		spin_lock_irqsave(&srq->lock, flags);
+		stop = rsw_srq_post_chain(srq, wr, &err);
+		spin_unlock_irqrestore(&srq->lock, flags);
+	} else if (wr) {
+		err = -EINVAL;
 	}
-	spin_lock_irqsave(&srq->lock, flags);
-	for (; wr; wr = wr->next) {
-		ret = rsw_srq_post_one(srq, wr);
-		if (ret)
-			break;
-	}
-	spin_unlock_irqrestore(&srq->lock, flags);
-	if (ret)
-		*bad_wr = wr;
-	return ret;
+	if (err)
+		*bad_wr = stop;
+	return err;
 }
 
 #if IS_ENABLED(CONFIG_KUNIT)

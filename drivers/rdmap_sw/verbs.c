@@ -296,15 +296,22 @@ static void rsw_disassociate_ucontext(struct ib_ucontext *ibctx)
 {
 }
 
-/* Every process's context and PDs, and the ring mappings it makes. */
+/*
+ * A process's context, from its first verbs call to its close (or device
+ * removal), and the ring mappings it owns.  ib_core allocates the object.
+ */
 const struct ib_device_ops rsw_ctx_ops = {
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, rsw_ucontext, base),
 	.alloc_ucontext = rsw_alloc_ucontext,
-	.dealloc_ucontext = rsw_dealloc_ucontext,
-	.disassociate_ucontext = rsw_disassociate_ucontext,
 	.mmap = rsw_mmap,
 	.mmap_free = rsw_mmap_free,
+	.disassociate_ucontext = rsw_disassociate_ucontext,
+	.dealloc_ucontext = rsw_dealloc_ucontext,
+};
+
+/* Protection domains: an object ib_core allocates, and a device count. */
+const struct ib_device_ops rsw_pd_ops = {
+	INIT_RDMA_OBJ_SIZE(ib_pd, rsw_pd, base),
 	.alloc_pd = rsw_alloc_pd,
 	.dealloc_pd = rsw_dealloc_pd,
-	INIT_RDMA_OBJ_SIZE(ib_ucontext, rsw_ucontext, base),
-	INIT_RDMA_OBJ_SIZE(ib_pd, rsw_pd, base),
 };
