@@ -9,7 +9,7 @@
  *    the sockets the QP takes;
  *  - reject with private data, connection refused;
  *  - hostile raw TCP clients (garbage, wrong key, PD_Length too large,
- *    close mid-frame, silence, Markers) are cleaned up with the right reason
+ *    close mid-frame, silence) are cleaned up with the right reason
  *    and a raw server answering badly fails our connect cleanly;
  *  - destroying a listener with half-open children, and 50 connect/accept
  *    cycles, leave no cep alive (kmemleak runs after the suites).
@@ -459,23 +459,21 @@ struct raw_case {
 	enum { RAW_BYTES, RAW_NOTHING } how;
 	u8 key;			/* 0: garbage, 1: Req key, 2: Rep key */
 	u16 pd_len;		/* PD_Length field */
-	bool markers;
 	u32 send;		/* octets of the frame sent (0: all) */
 	enum rsw_mpa_reason reason;	/* RSW_MPA_OK: a timeout */
 	bool reject;		/* a Reject frame comes back */
 };
 
 static const struct raw_case raw_cases[] = {
-	{ "garbage", RAW_BYTES, 0, 0, false, 0, RSW_MPA_E_KEY, false },
-	{ "reply key", RAW_BYTES, 2, 0, false, 0, RSW_MPA_E_KEY_ROLE, false },
-	{ "PD_Length 600", RAW_BYTES, 1, 600, false, 0, RSW_MPA_E_PD_LEN,
+	{ "garbage", RAW_BYTES, 0, 0, 0, RSW_MPA_E_KEY, false },
+	{ "reply key", RAW_BYTES, 2, 0, 0, RSW_MPA_E_KEY_ROLE, false },
+	{ "PD_Length 600", RAW_BYTES, 1, 600, 0, RSW_MPA_E_PD_LEN,
 	  false },
-	{ "closed after 10 octets", RAW_BYTES, 1, 0, false, 10,
+	{ "closed after 10 octets", RAW_BYTES, 1, 0, 10,
 	  RSW_MPA_E_TRUNCATED, false },
-	{ "closed at once", RAW_NOTHING, 0, 0, false, 0, RSW_MPA_E_CLOSED,
+	{ "closed at once", RAW_NOTHING, 0, 0, 0, RSW_MPA_E_CLOSED,
 	  false },
-	{ "silent", RAW_NOTHING, 0, 0, false, 0, RSW_MPA_OK, false },
-	{ "markers", RAW_BYTES, 1, 0, true, 0, RSW_MPA_E_MARKERS, true },
+	{ "silent", RAW_NOTHING, 0, 0, 0, RSW_MPA_OK, false },
 };
 
 KUNIT_ARRAY_PARAM_DESC(raw, raw_cases, name);
@@ -503,7 +501,6 @@ static u32 raw_frame(const struct raw_case *c, u8 *buf)
 		memcpy(rr.key, c->key == 1 ? RSW_MPA_KEY_REQ : RSW_MPA_KEY_REP,
 		       RSW_MPA_KEY_LEN);
 	rsw_mpa_rr_set_rev(&rr, RSW_MPA_REV_1);
-	rsw_mpa_rr_set_markers(&rr, c->markers);
 	rsw_mpa_rr_set_pd_len(&rr, c->pd_len);
 	memcpy(buf, &rr, sizeof(rr));
 	return c->send ?: sizeof(rr);
@@ -563,6 +560,75 @@ static void cm_hostile_client(struct kunit *test)
 	}
 	KUNIT_EXPECT_LE(test, recv_all(raw, buf, 1), 0);
 	sock_release(raw);
+	rsw_cm_destroy(l);
+	wait_live(test, base);
+}
+
+/*
+ * A Chelsio T5/T6 initiator at iw_cxgb4's defaults (peer-to-peer, CRC,
+ * MPA revision 2, a zero-length Read as its only RTR, its ORD raised to 1
+ * for it), written out octet by octet: "MPA ID Req Frame", C and the
+ * RFC 6581 bit, revision 2, PD_Length 12; IRD word A|8, ORD word D|1;
+ * eight octets of ULP private data.  A ULP accepting with IRD 0 (nvmet and
+ * svcrdma set no responder_resources) and ORD 4 must get a Reply that
+ * grants the Read RTR and IRD 1 for it: "MPA ID Rep Frame", C|S, revision
+ * 2, PD_Length 4 + 3, IRD word A|1, ORD word D|4 (at most the peer's IRD
+ * 8), then its private data.
+ */
+static const u8 cxgb4_req[] = {
+	'M', 'P', 'A', ' ', 'I', 'D', ' ', 'R',
+	'e', 'q', ' ', 'F', 'r', 'a', 'm', 'e',
+	0x50, 0x02, 0x00, 0x0c,
+	0x80, 0x08, 0x40, 0x01,
+	0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88,
+};
+
+static const char cxgb4_rep_pd[] = "ok";
+
+static const u8 cxgb4_rep[] = {
+	'M', 'P', 'A', ' ', 'I', 'D', ' ', 'R',
+	'e', 'p', ' ', 'F', 'r', 'a', 'm', 'e',
+	0x50, 0x02, 0x00, 0x07,
+	0x80, 0x01, 0x40, 0x04,
+	'o', 'k', 0x00,
+};
+
+static void cm_cxgb4_read_rtr(struct kunit *test)
+{
+	struct side *ls = new_side(test);
+	u8 buf[sizeof(cxgb4_rep) + 1];
+	struct sockaddr_storage ss;
+	struct rsw_mpa_conn rc;
+	struct socket *raw;
+	struct rsw_cep *l;
+	int base = rsw_cm_live();
+
+	addr_v4(&ss, 0);
+	l = listen_on(test, ls, &ss, NULL, 0, &ss);
+	ls->answer = ACCEPT;
+	ls->accept_lp.ird = 0;
+	ls->accept_lp.ord = 4;
+	ls->accept_lp.pd = cxgb4_rep_pd;
+	ls->accept_lp.pd_len = sizeof(cxgb4_rep_pd);
+	raw = raw_connect(test, &ss);
+	KUNIT_ASSERT_EQ(test, send_all(raw, cxgb4_req, sizeof(cxgb4_req)),
+			(int)sizeof(cxgb4_req));
+	wait_done(test, &ls->req);
+	KUNIT_EXPECT_EQ(test, ls->accept_ret, 0);
+	/* The ULP hears the peer's numbers: IRD 8, ORD 1. */
+	KUNIT_EXPECT_EQ(test, ls->ird, 8);
+	KUNIT_EXPECT_EQ(test, ls->ord, 1);
+	KUNIT_ASSERT_EQ(test, recv_all(raw, buf, sizeof(cxgb4_rep)),
+			(int)sizeof(cxgb4_rep));
+	KUNIT_EXPECT_MEMEQ(test, buf, cxgb4_rep, sizeof(cxgb4_rep));
+	KUNIT_ASSERT_EQ(test, rsw_cm_conn(ls->child, &rc), 0);
+	KUNIT_EXPECT_TRUE(test, rc.p2p);
+	KUNIT_EXPECT_EQ(test, rc.rtr, RSW_MPA_RTR_READ);
+	KUNIT_EXPECT_EQ(test, rc.ird, 1);
+	KUNIT_EXPECT_EQ(test, rc.ord, 4);
+	KUNIT_EXPECT_TRUE(test, rc.crc);
+	sock_release(raw);
+	rsw_cm_destroy(ls->child);
 	rsw_cm_destroy(l);
 	wait_live(test, base);
 }
@@ -866,6 +932,7 @@ static struct kunit_case cm_cases[] = {
 	KUNIT_CASE(cm_reject_with_pd),
 	KUNIT_CASE(cm_connect_refused),
 	KUNIT_CASE_PARAM(cm_hostile_client, raw_gen_params),
+	KUNIT_CASE(cm_cxgb4_read_rtr),
 	KUNIT_CASE_PARAM(cm_hostile_server, srv_gen_params),
 	KUNIT_CASE(cm_destroy_listener_pending),
 	KUNIT_CASE(cm_many_cycles),

@@ -384,6 +384,95 @@ static void fpdu_random_mulpdu(struct kunit *test)
 	}
 }
 
+/* -------------------------------------------------------------------------
+ * The CRC of an FPDU with Markers (RFC 5044: it covers every octet of the
+ * FPDU before the CRC field, Markers inside it included), fed in pieces,
+ * against CRC32c over the FPDU laid out octet by octet as the reference
+ * simulation places it.  Every start offset a sender can produce (0..508,
+ * step 4) with ULPDU lengths around 512, so a Marker lands at each offset
+ * within ULPDU_Length, the DDP header, payload, PAD and before the CRC.
+ */
+#define CRC_MK_MAX_ULPDU	1100
+#define CRC_MK_WIRE_MAX		(CRC_MK_MAX_ULPDU + 64)
+
+/* Lay out the FPDU: @plain octets with Markers at the reference's places. */
+static u32 crc_mk_layout(u32 start, const u8 *plain, u32 plain_len,
+			 struct ref_fpdu *r, u8 *wire)
+{
+	u32 off = start, placed = 0, k = 0, w = 0;
+
+	ref_simulate(start, plain_len, r);
+	while (placed < plain_len) {
+		if (k < r->markers && off == r->pos[k]) {
+			wire[w++] = 0;
+			wire[w++] = 0;
+			wire[w++] = r->ptr[k] >> 8;
+			wire[w++] = r->ptr[k] & 0xff;
+			off += RSW_MPA_MARKER_LEN;
+			k++;
+			continue;
+		}
+		wire[w++] = plain[placed++];
+		off++;
+	}
+	return w;
+}
+
+/* The cursor's CRC, fed in pieces of @step octets, then the end Marker. */
+static __le32 crc_mk_pieces(u32 start, const u8 *plain, u32 crc_len,
+			    u32 step)
+{
+	u32 crc = rsw_mpa_crc_init(), pos = 0, n;
+
+	while (pos < crc_len) {
+		n = min(step, crc_len - pos);
+		crc = rsw_mpa_crc_update_mk(crc, start, pos, plain + pos, n);
+		pos += n;
+	}
+	return rsw_mpa_crc_final(rsw_mpa_crc_mk_end(crc, start, pos));
+}
+
+static void fpdu_crc_markers(struct kunit *test)
+{
+	static const u32 steps[] = { 7, 64, 508, 4096 };
+	struct ref_fpdu *r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
+	u8 *plain = kunit_kzalloc(test, CRC_MK_WIRE_MAX, GFP_KERNEL);
+	u8 *wire = kunit_kzalloc(test, CRC_MK_WIRE_MAX, GFP_KERNEL);
+	u32 start, ulpdu, plain_len, wire_len, i, bad = 0, cases = 0;
+	struct rnd_state rs;
+	__le32 want;
+
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	KUNIT_ASSERT_NOT_NULL(test, plain);
+	KUNIT_ASSERT_NOT_NULL(test, wire);
+	prandom_seed_state(&rs, FPDU_SEED + 3);
+	prandom_bytes_state(&rs, plain, CRC_MK_WIRE_MAX);
+	for (start = 0; start < RSW_MPA_MARKER_SPACING; start += 4) {
+		for (ulpdu = 490; ulpdu <= 1040; ulpdu++) {
+			if (ulpdu == 530)
+				ulpdu = 1000;	/* and two Markers inside */
+			plain_len = rsw_fpdu_plain_len(ulpdu);
+			wire_len = crc_mk_layout(start, plain, plain_len, r,
+						 wire);
+			if (wire_len != rsw_fpdu_len(ulpdu, true, start))
+				bad++;
+			/* Everything before the CRC field, Markers included. */
+			want = rsw_mpa_crc(wire, wire_len - RSW_MPA_CRC_LEN);
+			for (i = 0; i < ARRAY_SIZE(steps); i++, cases++) {
+				if (crc_mk_pieces(start, plain,
+						  plain_len - RSW_MPA_CRC_LEN,
+						  steps[i]) == want)
+					continue;
+				if (!bad++)
+					KUNIT_FAIL(test, "start %u ulpdu %u step %u",
+						   start, ulpdu, steps[i]);
+			}
+		}
+	}
+	KUNIT_EXPECT_EQ(test, bad, 0U);
+	kunit_info(test, "%u FPDU layouts checked\n", cases);
+}
+
 static struct kunit_case fpdu_cases[] = {
 	KUNIT_CASE_PARAM(fpdu_pad, pad_gen_params),
 	KUNIT_CASE_PARAM(fpdu_plain_len, pad_gen_params),
@@ -396,6 +485,7 @@ static struct kunit_case fpdu_cases[] = {
 	KUNIT_CASE(fpdu_random_stream),
 	KUNIT_CASE(fpdu_random_starts),
 	KUNIT_CASE(fpdu_random_mulpdu),
+	KUNIT_CASE(fpdu_crc_markers),
 	{}
 };
 

@@ -548,14 +548,38 @@ static void rsw_mt_map_prefix(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, mr->length, 256ULL * SZ_4K);
 }
 
-static void rsw_mt_map_refused_while_valid(struct kunit *test)
+/*
+ * map_mr_sg while the MR is valid, as ib_srp does with a LOCAL_INV still
+ * queued ahead of its next REG_MR: the valid registration keeps its
+ * region and pages; LOCAL_INV and REG_MR then register the new list.
+ */
+static void rsw_mt_map_while_valid_waits_for_reg(struct kunit *test)
 {
 	struct ib_mr *mr = rsw_mt_simple_mr(test, 0x10000, RSW_MT_ALL);
 	u8 *chunk = rsw_mt_pages(test, 0);
+	u8 pat[4] = { 1, 2, 3, 4 }, zero[4] = {};
+	struct rsw_mr_ref ref;
+	u32 old = mr->rkey;
 
-	KUNIT_EXPECT_EQ(test, rsw_mt_map(test, mr, &chunk, 1, SZ_4K, 0, 0),
-			-EBUSY);
-	KUNIT_EXPECT_EQ(test, mr->iova, 0x10000);
+	KUNIT_ASSERT_EQ(test, rsw_mt_map(test, mr, &chunk, 1, SZ_4K, 0, 0), 1);
+	KUNIT_ASSERT_EQ(test, rsw_mr_get(rsw_mt.rsw, rsw_mt.pd, old, 0x10000,
+					 sizeof(pat), IB_ACCESS_REMOTE_WRITE,
+					 &ref), RSW_MR_OK);
+	KUNIT_EXPECT_EQ(test, rsw_mr_copy_to(&ref, 0x10000, pat, sizeof(pat)),
+			RSW_MR_OK);
+	rsw_mr_ref_put(&ref);
+	KUNIT_EXPECT_MEMEQ(test, chunk, zero, sizeof(zero));
+
+	KUNIT_ASSERT_EQ(test, rsw_mr_invalidate_local(rsw_mt.rsw, rsw_mt.pd, 0,
+						      old, NULL), RSW_MR_OK);
+	ib_update_fast_reg_key(mr, rsw_stag_key(ib_inc_rkey(old)));
+	KUNIT_ASSERT_EQ(test, rsw_mt_reg(mr, RSW_MT_ALL), 0);
+	KUNIT_EXPECT_EQ(test, mr->length, (u64)SZ_4K);
+	rsw_mt_get(test, mr, IB_ACCESS_REMOTE_WRITE, &ref);
+	KUNIT_EXPECT_EQ(test, rsw_mr_copy_to(&ref, mr->iova, pat, sizeof(pat)),
+			RSW_MR_OK);
+	rsw_mr_ref_put(&ref);
+	KUNIT_EXPECT_MEMEQ(test, chunk, pat, sizeof(pat));
 }
 
 static void rsw_mt_reg_new_key(struct kunit *test)
@@ -2248,7 +2272,7 @@ static struct kunit_case rsw_mem_cases[] = {
 	KUNIT_CASE_PARAM(rsw_mt_frmr_sizes, rsw_mt_frmr_gen_params),
 	KUNIT_CASE(rsw_mt_map_bad_page_size),
 	KUNIT_CASE(rsw_mt_map_prefix),
-	KUNIT_CASE(rsw_mt_map_refused_while_valid),
+	KUNIT_CASE(rsw_mt_map_while_valid_waits_for_reg),
 	KUNIT_CASE(rsw_mt_reg_new_key),
 	KUNIT_CASE(rsw_mt_ref_after_rereg_refused),
 	KUNIT_CASE_PARAM(rsw_mt_reg_rules, rsw_mt_reg_gen_params),

@@ -179,6 +179,21 @@ static const struct exact_case exact_cases[] = {
 	  FR(.rev = 2, .crc = 1, .reject = 1, .enhanced = 1, .ird = 9,
 	     .ord = 1), { 0x70, 0x02, 0x00, 0x04, 0x00, 0x09, 0x00, 0x01 },
 	  24 },
+	/* M (RFC 5044 7.1.1): the frame's sender wants Markers. */
+	{ "req_rev1_markers", 0, FR(.rev = 1, .markers = 1),
+	  { 0x80, 0x01, 0x00, 0x00 }, 20 },
+	{ "req_rev1_markers_crc", 0, FR(.rev = 1, .crc = 1, .markers = 1),
+	  { 0xc0, 0x01, 0x00, 0x00 }, 20 },
+	{ "req_rev2_markers_p2p", 0,
+	  FR(.rev = 2, .markers = 1, .enhanced = 1, .p2p = 1, .rtr = RTR_W,
+	     .ird = 1, .ord = 1),
+	  { 0x90, 0x02, 0x00, 0x04, 0x80, 0x01, 0x80, 0x01 }, 24 },
+	{ "rep_rev1_markers", 1, FR(.rev = 1, .markers = 1),
+	  { 0x80, 0x01, 0x00, 0x00 }, 20 },
+	{ "rep_rev2_markers_crc", 1,
+	  FR(.rev = 2, .crc = 1, .markers = 1, .enhanced = 1, .ird = 2,
+	     .ord = 3), { 0xd0, 0x02, 0x00, 0x04, 0x00, 0x02, 0x00, 0x03 },
+	  24 },
 	{ "rep_rev2_pd_max", 1,
 	  FR(.rev = 2, .crc = 1, .enhanced = 1, .ird = 128, .ord = 128,
 	     .pd_len = 508), { 0x50, 0x02, 0x02, 0x00, 0x00, 0x80, 0x00, 0x80 },
@@ -226,7 +241,6 @@ static const struct refuse_case refuse_cases[] = {
 	{ "pd_ffff", 0, 0, FR(.rev = 1, .pd_len = 0xffff), 600, -EINVAL },
 	{ "pd_len_without_pointer", 0, 1, FR(.rev = 1, .pd_len = 4), 600,
 	  -EINVAL },
-	{ "markers", 0, 0, FR(.rev = 1, .markers = 1), 600, -EINVAL },
 	{ "reject_in_request", 0, 0, FR(.rev = 1, .reject = 1), 600, -EINVAL },
 	{ "rev0", 0, 0, FR(.rev = 0), 600, -EINVAL },
 	{ "rev3", 1, 0, FR(.rev = 3), 600, -EINVAL },
@@ -285,6 +299,15 @@ struct request_case {
 /* Local parameters: revision, CRC, P2P, RTR set, IRD, ORD (, PD length). */
 #define LP(v, c, p, t, i, o) \
 	{ .rev = v, .crc = c, .p2p = p, .rtr = t, .ird = i, .ord = o }
+/* Revision 2, no CRC: accepted RTR types @t, preferred @pr. */
+#define LPX(t, pr, i, o) \
+	{ .rev = 2, .rtr = t, .rtr_prefer = pr, .ird = i, .ord = o }
+/* Revision 2 initiator asking for CRC @c, requiring it @r. */
+#define LPC(c, r) { .rev = 2, .crc = c, .crc_required = r }
+/* The same asking for Markers (M). */
+#define LPM(v, c, p, t, i, o) \
+	{ .rev = v, .crc = c, .markers = 1, .p2p = p, .rtr = t, .ird = i, \
+	  .ord = o }
 #define LPD(v, c, p, t, i, o, l) \
 	{ .rev = v, .crc = c, .p2p = p, .rtr = t, .ird = i, .ord = o, \
 	  .pd_len = l }
@@ -311,6 +334,11 @@ static const struct request_case request_cases[] = {
 	{ "ord_0xffff", LP(2, 1, 0, RTR_ALL, 0, 0xffff), -EINVAL, {} },
 	{ "rtr_unknown", LP(2, 1, 0, 0x10, 0, 0), -EINVAL, {} },
 	{ "pd_513", LPD(2, 1, 0, RTR_ALL, 0, 0, 513), -EINVAL, {} },
+	{ "markers_rev1", LPM(1, 0, 0, RTR_ALL, 0, 0), 0,
+	  FR(.rev = 1, .markers = 1) },
+	{ "markers_rev2_p2p", LPM(2, 1, 1, RTR_ALL, 1, 1), 0,
+	  FR(.rev = 2, .crc = 1, .markers = 1, .enhanced = 1, .p2p = 1,
+	     .rtr = RTR_ALL, .ird = 1, .ord = 1) },
 };
 
 KUNIT_ARRAY_PARAM_DESC(request, request_cases, name);
@@ -441,6 +469,10 @@ static const struct split_case split_cases[] = {
 	{ "rep_rev2_pd_max", 1,
 	  FR(.rev = 2, .crc = 1, .enhanced = 1, .ird = 1, .ord = 2,
 	     .pd_len = 508), 1, -1, 0 },
+	{ "req_rev1_markers", 0, FR(.rev = 1, .markers = 1), 0, -1, 0 },
+	{ "rep_rev2_markers_p2p", 1,
+	  FR(.rev = 2, .crc = 1, .markers = 1, .enhanced = 1, .p2p = 1,
+	     .rtr = RTR_W, .ird = 1, .ord = 2), 1, -1, 0 },
 	{ "rep_reject_pd9", 1, FR(.rev = 1, .reject = 1, .pd_len = 9), 1, -1,
 	  0 },
 	{ "bad_key", 0, FR(.rev = 1, .pd_len = 3), 0, 3, 'x' },
@@ -711,8 +743,11 @@ static void mpa_parse_reject_pd_visible(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rx->frame.ord, 9);
 }
 
-/* A peer's Marker demand is decoded, then refused by either role. */
-static void mpa_parse_markers_refused(struct kunit *test)
+/*
+ * A peer's M is decoded and honoured by either role: the side that
+ * receives the frame sends Markers, whatever its own policy.
+ */
+static void mpa_parse_markers_honoured(struct kunit *test)
 {
 	struct rsw_mpa_params lp = LP(2, 1, 0, RTR_ALL, 4, 4);
 	struct rsw_mpa_frame f = FR(.rev = 2, .enhanced = 1), rep;
@@ -728,9 +763,11 @@ static void mpa_parse_markers_refused(struct kunit *test)
 			RSW_MPA_RX_COMPLETE);
 	KUNIT_EXPECT_TRUE(test, rx->frame.markers);
 	KUNIT_EXPECT_EQ(test, rsw_mpa_accept(&lp, &rx->frame, &rep, &conn),
-			RSW_MPA_E_MARKERS);
-	KUNIT_EXPECT_TRUE(test, rep.reject);
+			RSW_MPA_OK);
+	KUNIT_EXPECT_FALSE(test, rep.reject);
 	KUNIT_EXPECT_FALSE(test, rep.markers);
+	KUNIT_EXPECT_TRUE(test, conn.tx_markers);
+	KUNIT_EXPECT_FALSE(test, conn.rx_markers);
 
 	len = build(test, &f, true, buf, RSW_MPA_RR_MAX_LEN);
 	buf[16] |= 0x80;
@@ -739,8 +776,9 @@ static void mpa_parse_markers_refused(struct kunit *test)
 			RSW_MPA_RX_COMPLETE);
 	KUNIT_EXPECT_TRUE(test, rx->frame.markers);
 	KUNIT_EXPECT_EQ(test, rsw_mpa_connected(&lp, &rx->frame, &conn),
-			RSW_MPA_E_MARKERS);
-	KUNIT_EXPECT_EQ(test, conn.rev, 0);
+			RSW_MPA_OK);
+	KUNIT_EXPECT_TRUE(test, conn.tx_markers);
+	KUNIT_EXPECT_FALSE(test, conn.rx_markers);
 }
 
 /* =========================================================================
@@ -832,13 +870,50 @@ static const struct resp_case resp_cases[] = {
 	{ "rtr_p2p_local_rev1", LP(1, 0, 0, RTR_ALL, 1, 0),
 	  REQ2(.p2p = 1, .rtr = RTR_W), RSW_MPA_OK, FR(.rev = 1),
 	  CONN(.rev = 1, .ird = 1) },
-	/* Markers and private data iw_cm cannot deliver. */
-	{ "markers_rejected", LP(2, 0, 0, RTR_ALL, 2, 0),
-	  FR(.rev = 2, .markers = 1, .enhanced = 1, .ird = 1),
-	  RSW_MPA_E_MARKERS, REQ2(.reject = 1, .ird = 2, .ord = 0), CONN() },
-	{ "markers_rev1_rejected", LP(2, 1, 0, RTR_ALL, 0, 0),
-	  FR(.rev = 1, .markers = 1), RSW_MPA_E_MARKERS,
-	  FR(.rev = 1, .crc = 1, .reject = 1), CONN() },
+	/* The device's rtr_prefer, if offered; Read with IRD 0 grants 1. */
+	{ "rtr_prefer_send", LPX(RTR_ALL, RTR_S, 1, 0),
+	  REQ2(.p2p = 1, .rtr = RTR_ALL, .ord = 1), RSW_MPA_OK,
+	  REQ2(.p2p = 1, .rtr = RTR_S, .ird = 1),
+	  CONN(.rev = 2, .enhanced = 1, .p2p = 1, .rtr = RTR_S, .ird = 1) },
+	{ "rtr_prefer_read_ird0", LPX(RTR_ALL, RTR_R, 0, 0),
+	  REQ2(.p2p = 1, .rtr = RTR_ALL, .ord = 1), RSW_MPA_OK,
+	  REQ2(.p2p = 1, .rtr = RTR_R, .ird = 1),
+	  CONN(.rev = 2, .enhanced = 1, .p2p = 1, .rtr = RTR_R, .ird = 1) },
+	{ "rtr_prefer_not_offered", LPX(RTR_ALL, RTR_W, 1, 0),
+	  REQ2(.p2p = 1, .rtr = RTR_R | RTR_S, .ord = 1), RSW_MPA_OK,
+	  REQ2(.p2p = 1, .rtr = RTR_R, .ird = 1),
+	  CONN(.rev = 2, .enhanced = 1, .p2p = 1, .rtr = RTR_R, .ird = 1) },
+	{ "rtr_prefer_not_accepted", LPX(RTR_W | RTR_S, RTR_R, 1, 0),
+	  REQ2(.p2p = 1, .rtr = RTR_ALL, .ord = 1), RSW_MPA_OK,
+	  REQ2(.p2p = 1, .rtr = RTR_W, .ird = 1),
+	  CONN(.rev = 2, .enhanced = 1, .p2p = 1, .rtr = RTR_W, .ird = 1) },
+	/*
+	 * Markers, per direction (RFC 5044 7.1.1): the Request's M makes us
+	 * send them, our M (policy) in the Reply makes the peer send them.
+	 */
+	{ "markers_peer_asks_rev2", LP(2, 0, 0, RTR_ALL, 2, 0),
+	  FR(.rev = 2, .markers = 1, .enhanced = 1, .ird = 1), RSW_MPA_OK,
+	  REQ2(.ird = 2), CONN(.rev = 2, .tx_markers = 1, .enhanced = 1,
+			       .ird = 2) },
+	{ "markers_peer_asks_rev1", LP(2, 1, 0, RTR_ALL, 0, 0),
+	  FR(.rev = 1, .markers = 1), RSW_MPA_OK, FR(.rev = 1, .crc = 1),
+	  CONN(.rev = 1, .crc = 1, .tx_markers = 1) },
+	{ "markers_we_ask_rev1", LPM(2, 0, 0, RTR_ALL, 0, 0), FR(.rev = 1),
+	  RSW_MPA_OK, FR(.rev = 1, .markers = 1),
+	  CONN(.rev = 1, .rx_markers = 1) },
+	{ "markers_we_ask_rev2", LPM(2, 1, 0, RTR_ALL, 1, 1),
+	  REQ2(.p2p = 1, .rtr = RTR_W, .ird = 1, .ord = 1), RSW_MPA_OK,
+	  FR(.rev = 2, .crc = 1, .markers = 1, .enhanced = 1, .p2p = 1,
+	     .rtr = RTR_W, .ird = 1, .ord = 1),
+	  CONN(.rev = 2, .crc = 1, .rx_markers = 1, .enhanced = 1, .p2p = 1,
+	       .rtr = RTR_W, .ird = 1, .ord = 1) },
+	{ "markers_both_ask", LPM(1, 0, 0, RTR_ALL, 0, 0),
+	  FR(.rev = 2, .markers = 1), RSW_MPA_OK, FR(.rev = 1, .markers = 1),
+	  CONN(.rev = 1, .tx_markers = 1, .rx_markers = 1) },
+	{ "markers_not_in_reject", LPM(2, 0, 0, RTR_ALL, 0, 0),
+	  FR(.rev = 1, .markers = 1, .pd_len = 256), RSW_MPA_E_PD_IWCM,
+	  FR(.rev = 1, .reject = 1), CONN() },
+	/* Private data iw_cm cannot deliver. */
 	{ "pd_255_ok", LP(2, 0, 0, RTR_ALL, 0, 0), FR(.rev = 1, .pd_len = 255),
 	  RSW_MPA_OK, FR(.rev = 1), CONN(.rev = 1) },
 	{ "pd_256_rejected", LP(2, 0, 0, RTR_ALL, 0, 0),
@@ -853,6 +928,8 @@ static void conn_eq(struct kunit *test, const struct rsw_mpa_conn *got,
 {
 	KUNIT_EXPECT_EQ(test, got->rev, want->rev);
 	KUNIT_EXPECT_EQ(test, got->crc, want->crc);
+	KUNIT_EXPECT_EQ(test, got->tx_markers, want->tx_markers);
+	KUNIT_EXPECT_EQ(test, got->rx_markers, want->rx_markers);
 	KUNIT_EXPECT_EQ(test, got->enhanced, want->enhanced);
 	KUNIT_EXPECT_EQ(test, got->p2p, want->p2p);
 	KUNIT_EXPECT_EQ(test, got->rtr, want->rtr);
@@ -991,8 +1068,31 @@ static const struct init_case init_cases[] = {
 	/* Other refusals. */
 	{ "rejected", LP(2, 0, 0, RTR_ALL, 0, 0), FR(.rev = 2, .reject = 1),
 	  RSW_MPA_E_REJECTED, CONN() },
-	{ "markers", LP(2, 0, 0, RTR_ALL, 0, 0), FR(.rev = 1, .markers = 1),
-	  RSW_MPA_E_MARKERS, CONN() },
+	/* Markers: the Reply's M makes us send them; ours we asked for. */
+	{ "markers_peer_asks_rev1", LP(2, 0, 0, RTR_ALL, 0, 0),
+	  FR(.rev = 1, .markers = 1), RSW_MPA_OK,
+	  CONN(.rev = 1, .tx_markers = 1) },
+	{ "markers_peer_asks_rev2", LP(2, 1, 1, RTR_ALL, 0, 1),
+	  REQ2(.markers = 1, .p2p = 1, .rtr = RTR_S), RSW_MPA_OK,
+	  CONN(.rev = 2, .crc = 1, .tx_markers = 1, .enhanced = 1, .p2p = 1,
+	       .rtr = RTR_S) },
+	{ "markers_we_ask_rev2", LPM(2, 0, 0, RTR_ALL, 0, 0), REQ2(),
+	  RSW_MPA_OK, CONN(.rev = 2, .rx_markers = 1, .enhanced = 1) },
+	{ "markers_we_ask_peer_rev1", LPM(2, 0, 0, RTR_ALL, 0, 0),
+	  FR(.rev = 1), RSW_MPA_OK, CONN(.rev = 1, .rx_markers = 1) },
+	{ "markers_both_ask", LPM(1, 0, 0, RTR_ALL, 0, 0),
+	  FR(.rev = 1, .markers = 1), RSW_MPA_OK,
+	  CONN(.rev = 1, .tx_markers = 1, .rx_markers = 1) },
+	{ "markers_rejected_conn_zero", LPM(2, 0, 0, RTR_ALL, 0, 0),
+	  FR(.rev = 1, .markers = 1, .reject = 1), RSW_MPA_E_REJECTED,
+	  CONN() },
+	/* The device's mpa_crc "required": a Reply must echo C. */
+	{ "crc_required_echoed", LPC(1, 1), FR(.rev = 2, .crc = 1),
+	  RSW_MPA_OK, CONN(.rev = 2, .crc = 1) },
+	{ "crc_required_dropped", LPC(1, 1), FR(.rev = 2), RSW_MPA_E_CRC,
+	  CONN() },
+	{ "crc_on_dropped", LPC(1, 0), FR(.rev = 2), RSW_MPA_OK,
+	  CONN(.rev = 2, .crc = 1) },
 	{ "pd_255_ok", LP(2, 0, 0, RTR_ALL, 0, 0), FR(.rev = 1, .pd_len = 255),
 	  RSW_MPA_OK, CONN(.rev = 1) },
 	{ "pd_256", LP(2, 0, 0, RTR_ALL, 0, 0), FR(.rev = 1, .pd_len = 256),
@@ -1165,7 +1265,7 @@ static struct kunit_case mpa_cases[] = {
 	KUNIT_CASE_PARAM(mpa_split_bytewise_want, split_gen_params),
 	KUNIT_CASE_PARAM(mpa_parse_malformed, bad_gen_params),
 	KUNIT_CASE(mpa_parse_reject_pd_visible),
-	KUNIT_CASE(mpa_parse_markers_refused),
+	KUNIT_CASE(mpa_parse_markers_honoured),
 	KUNIT_CASE_PARAM(mpa_negotiate_responder, resp_gen_params),
 	KUNIT_CASE(mpa_negotiate_ulp_reject),
 	KUNIT_CASE_PARAM(mpa_negotiate_initiator, init_gen_params),

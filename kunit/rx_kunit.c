@@ -1180,14 +1180,268 @@ static void rx_random_corruption(struct kunit *test)
 	kunit_info(test, "%u of %u runs stopped\n", stops, RX_RANDOM_RUNS);
 }
 
-/* Markers are not supported: refused at set-up, not mis-parsed later. */
-static void rx_markers_refused(struct kunit *test)
-{
-	struct rsw_rx_config cfg = { .markers = true, .max_ulpdu = 1024 };
-	struct rsw_rx rx;
+/* -------------------------------------------------------------------------
+ * MPA Markers (RFC 5044 section 5).  Reference: a well-formed stream of
+ * FPDUs without Markers is laid out again octet by octet, as if it began at
+ * stream offset @start, with a Marker at every multiple of 512 (FPDUPTR 0
+ * at an FPDU boundary, else the distance back to the FPDU's ULPDU_Length),
+ * and each FPDU's CRC recomputed over everything before its CRC field,
+ * Markers included.  The parser, told the stream is at @start, must make
+ * exactly the calls it makes for the stream without Markers.
+ */
+#define RX_MK_WIRE_MAX	(RX_STREAM_MAX + RX_STREAM_MAX / 128 + 8)
 
-	KUNIT_EXPECT_EQ(test, rsw_rx_init(&rx, &cfg, &rx_mock_ops, NULL),
-			-EOPNOTSUPP);
+struct rx_mk_wire {
+	u8 data[RX_MK_WIRE_MAX];
+	u32 len;
+	u32 mk_pos[RX_MK_WIRE_MAX / RSW_MPA_MARKER_SPACING + 2];
+	u32 nmk;
+};
+
+/* Recompute the CRC of the FPDU at wire [@fw, @end) (CRC last). */
+static void rx_mk_crc(struct rx_mk_wire *w, u32 fw, u32 end)
+{
+	__le32 crc = rsw_mpa_crc(w->data + fw, end - RSW_MPA_CRC_LEN - fw);
+
+	memcpy(w->data + end - RSW_MPA_CRC_LEN, &crc, sizeof(crc));
+}
+
+static void rx_mk_marker(struct rx_mk_wire *w, u32 ptr)
+{
+	u8 *m = w->data + w->len;
+
+	w->mk_pos[w->nmk++] = w->len;
+	m[0] = 0;
+	m[1] = 0;
+	m[2] = ptr >> 8;
+	m[3] = ptr & 0xff;
+	w->len += RSW_MPA_MARKER_LEN;
+}
+
+static void rx_mk_layout(const struct rx_stream *s, u32 start,
+			 struct rx_mk_wire *w)
+{
+	u32 off = start, i = 0, fpdu_end = 0, hdr_off = 0, fw = 0;
+
+	w->len = 0;
+	w->nmk = 0;
+	for (i = 0; i < s->len; i++, off++) {
+		bool first = i == fpdu_end;
+
+		if (first && i) {
+			if (s->crc)
+				rx_mk_crc(w, fw, w->len);
+		}
+		if (first)
+			fw = w->len;
+		if (off % RSW_MPA_MARKER_SPACING == 0) {
+			rx_mk_marker(w, first ? 0 : off - hdr_off);
+			off += RSW_MPA_MARKER_LEN;
+		}
+		if (first) {
+			hdr_off = off;
+			fpdu_end = i + rsw_fpdu_plain_len(s->data[i] << 8 |
+							  s->data[i + 1]);
+		}
+		w->data[w->len++] = s->data[i];
+	}
+	if (s->crc && s->len)
+		rx_mk_crc(w, fw, w->len);
+}
+
+/* Feed @w from stream offset @start in pieces of @step; the mock's calls. */
+static const struct rsw_rx_term *rx_mk_feed(struct kunit *test,
+					    const struct rx_stream *s,
+					    const struct rx_mk_wire *w,
+					    u32 start, u32 step,
+					    struct rx_mock *m, bool *eof)
+{
+	struct rsw_rx_config cfg = {
+		.crc = s->crc, .markers = true, .max_ulpdu = RX_MAX_ULPDU,
+	};
+	struct rsw_rx *rx = kunit_kzalloc(test, sizeof(*rx), GFP_KERNEL);
+	u32 off, n;
+
+	KUNIT_ASSERT_NOT_NULL(test, rx);
+	memset(m, 0, sizeof(*m));
+	rx_mem_init(&m->mem);
+	KUNIT_ASSERT_EQ(test, rsw_rx_init(rx, &cfg, &rx_mock_ops, m), 0);
+	rx->off = start;	/* as if @start octets went before */
+	for (off = 0; off < w->len; off += n) {
+		n = min(step, w->len - off);
+		rsw_rx_feed(rx, w->data + off, n);
+	}
+	*eof = rsw_rx_eof(rx);
+	return rsw_rx_stopped(rx);
+}
+
+/* Segments long and short, so Markers land in every part of an FPDU. */
+static void rx_b_marker_mix(struct rx_stream *s)
+{
+	rx_tagged(s, RSW_OP_WRITE, true, RX_MR_STAG, RX_MR_TO, 500, &rx_ok);
+	rx_send(s, RSW_OP_SEND, false, RX_MSN, 0, 97, 0, &rx_ok);
+	rx_send(s, RSW_OP_SEND, true, RX_MSN, 97, 31, 0, &rx_ok);
+	rx_read_req(s, RX_MSN, 0, 0);
+	rx_tagged(s, RSW_OP_WRITE, true, RX_MR_STAG, RX_MR_TO + 3, 509,
+		  &rx_ok);
+	rx_tagged(s, RSW_OP_READ_RESP, true, RX_MR_STAG, RX_MR_TO + 1, 2,
+		  &rx_ok);
+	rx_send(s, RSW_OP_SEND_INV, true, RX_MSN + 1, 0, 4, RX_INV_STAG,
+		&rx_ok);
+}
+
+static void rx_b_marker_mix_nocrc(struct rx_stream *s)
+{
+	s->crc = false;
+	rx_b_marker_mix(s);
+}
+
+static const struct rx_case rx_mk_cases[] = {
+	{ "mixed lengths around 512, CRC", rx_b_marker_mix },
+	{ "mixed lengths around 512, no CRC", rx_b_marker_mix_nocrc },
+	{ "every RFC 5040 opcode in one stream", rx_b_every_op },
+	{ "send in three segments, then an empty one", rx_b_send_multi },
+};
+
+KUNIT_ARRAY_PARAM_DESC(rx_mk, rx_mk_cases, desc);
+
+/*
+ * Every start offset a stream can be at (0..508, step 4), fed whole, one
+ * octet at a time and in 7-octet pieces (so Markers straddle pieces).
+ */
+static void rx_markers_transparent(struct kunit *test)
+{
+	static const u32 steps[] = { U32_MAX, 1, 7 };
+	const struct rx_case *c = test->param_value;
+	struct rx_stream *s = rx_build(test, c->build);
+	struct rx_mock *m = kunit_kzalloc(test, sizeof(*m), GFP_KERNEL);
+	struct rx_mk_wire *w = kunit_kzalloc(test, sizeof(*w), GFP_KERNEL);
+	u32 start, i, markers = 0;
+	bool eof;
+
+	KUNIT_ASSERT_NOT_NULL(test, m);
+	KUNIT_ASSERT_NOT_NULL(test, w);
+	for (start = 0; start < RSW_MPA_MARKER_SPACING; start += 4) {
+		rx_mk_layout(s, start, w);
+		/* A short stream holds a Marker from some starts only. */
+		markers += w->nmk;
+		for (i = 0; i < ARRAY_SIZE(steps); i++) {
+			if (rx_mk_feed(test, s, w, start, steps[i], m, &eof) ||
+			    !eof) {
+				KUNIT_FAIL(test, "start %u step %u: stopped",
+					   start, steps[i]);
+				return;
+			}
+			if (!rx_check(test, s, m, "with Markers")) {
+				kunit_info(test, "start %u step %u\n", start,
+					   steps[i]);
+				return;
+			}
+		}
+	}
+	/* Every start offset puts a Marker inside a stream of 512 or more. */
+	KUNIT_EXPECT_GE(test, markers, RSW_MPA_MARKER_SPACING / 4 *
+			(s->len / RSW_MPA_MARKER_SPACING));
+}
+
+/*
+ * A bad Marker.  @in_flight: changed after the sender computed the CRC
+ * (the CRC sees it first when it covers the change); otherwise the sender
+ * sent it so and the CRC matches.  RFC 5044 section 4 (Marker format):
+ * the reserved field is ignored on receive, and so are FPDUPTR's two low
+ * bits.
+ */
+struct rx_mk_bad {
+	const char *name;
+	bool crc;
+	u32 mk;			/* which Marker of the stream */
+	u16 rsvd_xor, ptr_xor;
+	bool in_flight;
+	u8 ecode;		/* LLP/MPA code of the Terminate; 0: none */
+};
+
+static const struct rx_mk_bad rx_mk_bad_cases[] = {
+	{ "fpduptr_plus_4_at_boundary", true, 0, 0, 4, false, RSW_MPA_EC_MARKER },
+	{ "fpduptr_off_by_4_inside", true, 1, 0, 4, false, RSW_MPA_EC_MARKER },
+	{ "fpduptr_inverted", true, 2, 0, 0xffff, false, RSW_MPA_EC_MARKER },
+	{ "fpduptr_in_flight_crc", true, 1, 0, 0x10, true, RSW_MPA_EC_MARKER },
+	{ "fpduptr_in_flight_nocrc", false, 1, 0, 0x100, true,
+	  RSW_MPA_EC_MARKER },
+	{ "fpduptr_low_bits_ignored", true, 1, 0, 3, false, 0 },
+	{ "reserved_ignored", true, 1, 0x8001, 0, false, 0 },
+	{ "reserved_ignored_nocrc", false, 1, 0xffff, 0, true, 0 },
+	{ "reserved_in_flight_crc", true, 1, 0x0100, 0, true, RSW_MPA_EC_CRC },
+};
+
+KUNIT_ARRAY_PARAM_DESC(rx_mk_bad, rx_mk_bad_cases, name);
+
+static void rx_markers_bad(struct kunit *test)
+{
+	const struct rx_mk_bad *c = test->param_value;
+	struct rx_stream *s = rx_build(test, c->crc ? rx_b_marker_mix :
+						      rx_b_marker_mix_nocrc);
+	struct rx_mock *m = kunit_kzalloc(test, sizeof(*m), GFP_KERNEL);
+	struct rx_mk_wire *w = kunit_kzalloc(test, sizeof(*w), GFP_KERNEL);
+	const struct rsw_rx_term *term;
+	u32 p, fw = 0, end, k;
+	bool eof;
+	u8 *mk;
+
+	KUNIT_ASSERT_NOT_NULL(test, m);
+	KUNIT_ASSERT_NOT_NULL(test, w);
+	rx_mk_layout(s, 0, w);
+	KUNIT_ASSERT_LT(test, c->mk, w->nmk);
+	p = w->mk_pos[c->mk];
+	mk = w->data + p;
+	mk[0] ^= c->rsvd_xor >> 8;
+	mk[1] ^= c->rsvd_xor & 0xff;
+	mk[2] ^= c->ptr_xor >> 8;
+	mk[3] ^= c->ptr_xor & 0xff;
+	if (!c->in_flight && c->crc) {
+		/* The FPDU holding the Marker: recompute its CRC. */
+		for (end = 0; end <= p; ) {
+			fw = end;
+			k = w->data[end] << 8 | w->data[end + 1];
+			if (!(end % RSW_MPA_MARKER_SPACING))	/* led by one */
+				k = w->data[end + 4] << 8 | w->data[end + 5];
+			end += rsw_fpdu_len(k, true, end);
+		}
+		rx_mk_crc(w, fw, end);
+	}
+	term = rx_mk_feed(test, s, w, 0, U32_MAX, m, &eof);
+	if (!c->ecode) {
+		KUNIT_EXPECT_NULL(test, term);
+		KUNIT_EXPECT_TRUE(test, eof);
+		rx_check(test, s, m, "with a tolerated Marker");
+		return;
+	}
+	KUNIT_ASSERT_NOT_NULL(test, term);
+	KUNIT_EXPECT_EQ(test, term->layer, RSW_TERM_LAYER_LLP);
+	KUNIT_EXPECT_EQ(test, term->etype, RSW_LLP_ET_MPA);
+	KUNIT_EXPECT_EQ(test, term->ecode, c->ecode);
+	KUNIT_EXPECT_FALSE(test, term->ddp_hdr);
+	KUNIT_EXPECT_FALSE(test, eof);
+	KUNIT_ASSERT_GT(test, m->nev, 0U);
+	KUNIT_EXPECT_EQ(test, m->ev[m->nev - 1].kind, EV_STOP);
+}
+
+/* The stream ends inside a Marker: the TCP stream was lost mid-FPDU. */
+static void rx_markers_eof_inside(struct kunit *test)
+{
+	struct rx_stream *s = rx_build(test, rx_b_marker_mix);
+	struct rx_mock *m = kunit_kzalloc(test, sizeof(*m), GFP_KERNEL);
+	struct rx_mk_wire *w = kunit_kzalloc(test, sizeof(*w), GFP_KERNEL);
+	const struct rsw_rx_term *term;
+	bool eof;
+
+	KUNIT_ASSERT_NOT_NULL(test, m);
+	KUNIT_ASSERT_NOT_NULL(test, w);
+	rx_mk_layout(s, 0, w);
+	w->len = 2;		/* half of the leading Marker */
+	term = rx_mk_feed(test, s, w, 0, U32_MAX, m, &eof);
+	KUNIT_EXPECT_FALSE(test, eof);
+	KUNIT_ASSERT_NOT_NULL(test, term);
+	KUNIT_EXPECT_EQ(test, term->ecode, RSW_MPA_EC_TCP_LOST);
 }
 
 /* Every Terminate the parser produces is one the RFCs define. */
@@ -1216,7 +1470,9 @@ static struct kunit_case rsw_rx_cases[] = {
 	KUNIT_CASE(rx_stopped_ignores_input),
 	KUNIT_CASE(rx_skb_fragments),
 	KUNIT_CASE(rx_random_corruption),
-	KUNIT_CASE(rx_markers_refused),
+	KUNIT_CASE_PARAM(rx_markers_transparent, rx_mk_gen_params),
+	KUNIT_CASE_PARAM(rx_markers_bad, rx_mk_bad_gen_params),
+	KUNIT_CASE(rx_markers_eof_inside),
 	KUNIT_CASE(rx_terms_defined),
 	{}
 };

@@ -575,8 +575,12 @@ struct st_lb {
 	struct st_end *b;	/* responder */
 };
 
-static struct st_lb st_lb_up(struct kunit *test, u8 rtr, bool crc,
-			     bool direct)
+/*
+ * @a_mk: A sends MPA Markers (B asked with M), @b_mk: B sends them; the
+ * negotiated connection of each end says so from its own side.
+ */
+static struct st_lb st_lb_up_mk(struct kunit *test, u8 rtr, bool crc,
+				bool direct, bool a_mk, bool b_mk)
 {
 	struct rsw_mpa_conn conn = {
 		.rev = RSW_MPA_REV_2, .crc = crc, .enhanced = true,
@@ -588,11 +592,21 @@ static struct st_lb st_lb_up(struct kunit *test, u8 rtr, bool crc,
 	lb.a = st_end_new(test, st.pd, direct);
 	lb.b = st_end_new(test, st.pd, direct);
 	st_tcp_pair(test, &ca, &cb);
+	conn.tx_markers = a_mk;
+	conn.rx_markers = b_mk;
 	st_attach(test, lb.a, ca, &conn, true);
+	conn.tx_markers = b_mk;
+	conn.rx_markers = a_mk;
 	st_attach(test, lb.b, cb, &conn, false);
 	rsw_stream_start(to_rsw_qp(lb.a->qp));
 	rsw_stream_start(to_rsw_qp(lb.b->qp));
 	return lb;
+}
+
+static struct st_lb st_lb_up(struct kunit *test, u8 rtr, bool crc,
+			     bool direct)
+{
+	return st_lb_up_mk(test, rtr, crc, direct, false, false);
 }
 
 /* Abortive end of both (the case's last step when it left them running). */
@@ -852,6 +866,68 @@ static void st_lb_read(struct kunit *test)
 					  IB_ACCESS_LOCAL_WRITE), RSW_MR_OK);
 	st_cq_empty(test, lb.b->scq, "B send CQ");
 	st_cq_empty(test, lb.b->rcq, "B recv CQ");
+	st_lb_down(test, &lb);
+}
+
+/*
+ * MPA Markers (RFC 5044 section 5) through the real stream: in either
+ * direction or both, with and without CRC, revision 2 with the RFC 6581
+ * RTR (itself the first FPDU, so the first Marker precedes it).  A Send
+ * over 1 MiB each way (FPDUs of every alignment), a Write and a Read of
+ * odd lengths (Read Responses carry Markers from B), and the streams stay
+ * in step: no Terminate, both QPs in RTS.
+ */
+struct st_mk_case {
+	const char *name;
+	bool a_mk, b_mk, crc;
+	u8 rtr;
+};
+
+static const struct st_mk_case st_mk_cases[] = {
+	{ "both_crc", true, true, true, RSW_MPA_RTR_WRITE },
+	{ "both_nocrc", true, true, false, RSW_MPA_RTR_READ },
+	{ "initiator_sends_only", true, false, true, RSW_MPA_RTR_SEND },
+	{ "responder_sends_only", false, true, true, RSW_MPA_RTR_WRITE },
+	{ "responder_sends_only_nocrc", false, true, false, RSW_MPA_RTR_SEND },
+};
+
+KUNIT_ARRAY_PARAM_DESC(st_mk, st_mk_cases, name);
+
+static void st_lb_markers(struct kunit *test)
+{
+	const struct st_mk_case *c = test->param_value;
+	struct st_lb lb = st_lb_up_mk(test, c->rtr, c->crc, false, c->a_mk,
+				      c->b_mk);
+	const u32 len = 70 * 1024 + 3;
+	struct st_mr *src = st_mr_new(test, st.pd, len + 64);
+	struct st_mr *sink = st_mr_new(test, st.pd, len + 64);
+	u8 *wsrc = st_vmalloc(test, len);
+	struct rsw_stream_stats sa, sb;
+	struct ib_sge sge;
+
+	st_send_check(test, lb.a, lb.b, SZ_1M + 1, 3, 2, 0, 100);
+	st_send_check(test, lb.b, lb.a, SZ_1M + 2, 2, 3, 0, 101);
+	/* A Write of B's sink MR, then a Read of B's source. */
+	st_mr_reg_post(test, lb.b, src, IB_ACCESS_REMOTE_READ |
+		       IB_ACCESS_REMOTE_WRITE | IB_ACCESS_LOCAL_WRITE, 1);
+	st_mr_reg_post(test, lb.a, sink, ST_SINK_ACCESS, 2);
+	st_pattern(wsrc, len, 5);
+	sge = st_sge(st.pd, wsrc, len);
+	st_post_rdma(test, lb.a, 3, IB_WR_RDMA_WRITE, 0, &sge, 1,
+		     src->mr->iova + 9, src->mr->rkey, 0);
+	st_wc(test, lb.a->scq, 3, IB_WC_SUCCESS, IB_WC_RDMA_WRITE, NULL);
+	st_read(test, &lb, src, 9, sink, 5, len, 4, IB_WR_RDMA_READ, 0);
+	st_read_expect(test, &lb, 4, len);
+	KUNIT_EXPECT_TRUE(test, !memcmp(st_mr_ptr(src, 9), wsrc, len));
+	KUNIT_EXPECT_TRUE(test, !memcmp(st_mr_ptr(sink, 5), wsrc, len));
+	st_mr_guards(test, src);
+	st_mr_guards(test, sink);
+	sa = st_stats(test, lb.a);
+	sb = st_stats(test, lb.b);
+	KUNIT_EXPECT_EQ(test, sa.term_sent + sa.term_rcvd, 0);
+	KUNIT_EXPECT_EQ(test, sb.term_sent + sb.term_rcvd, 0);
+	KUNIT_EXPECT_EQ(test, st_state(test, lb.a), IB_QPS_RTS);
+	KUNIT_EXPECT_EQ(test, st_state(test, lb.b), IB_QPS_RTS);
 	st_lb_down(test, &lb);
 }
 
@@ -1991,6 +2067,7 @@ static void st_lb_send_imm_refused(struct kunit *test)
 #define ST_HX_RQ_NUM	2
 #define ST_HX_FRAME_MAX	1024
 #define ST_HX_IRD	16
+#define ST_HX_ORD	16
 
 struct st_hx {
 	struct st_end *e;
@@ -2362,6 +2439,29 @@ static void st_b_imm_ninth_octet(struct st_hx *x)
 	st_imm(x, 1);
 }
 
+/*
+ * The QP asked for MPA Markers (RFC 5044 section 5) and the peer sends a
+ * plain FPDU: its ULPDU_Length and control word are read as the Marker
+ * that must come first, whose FPDUPTR then points nowhere near 0.
+ */
+static void st_b_mk_missing(struct st_hx *x)
+{
+	union rsw_hdr h;
+
+	st_hdr_untagged(&h, RSW_OP_SEND, RSW_QN_SEND, 1, 0);
+	st_emit(x, &h, sizeof(h.untagged), 8, NULL);
+}
+
+/* The first Marker (before the first FPDU) says FPDUPTR 8, not 0. */
+static void st_b_mk_bad_fpduptr(struct st_hx *x)
+{
+	static const u8 mk[RSW_MPA_MARKER_LEN] = { 0, 0, 0, 8 };
+
+	memcpy(x->frame, mk, sizeof(mk));
+	x->frame_len = sizeof(mk);
+	st_b_mk_missing(x);
+}
+
 /* Whether the Terminate carries the offending DDP header (D bit). */
 enum st_d { D_ANY, D_YES, D_NO };
 
@@ -2382,6 +2482,7 @@ struct st_bad_case {
 	bool rresp_first;	/* Read Responses may precede the Terminate */
 	int qp_deny;		/* rights taken from the QP in RTS first */
 	bool ird0;		/* the connection agreed IRD 0 */
+	bool mk;		/* the QP asked for MPA Markers */
 };
 
 #define ST_DDP_T	RSW_TERM_LAYER_DDP, RSW_DDP_ET_TAGGED
@@ -2423,6 +2524,10 @@ static const struct st_bad_case st_bad_cases[] = {
 	  ST_MPA, RSW_MPA_EC_CRC, D_NO, false, ST_FLUSH },
 	{ "bad CRC write", st_b_bad_crc_write,
 	  ST_MPA, RSW_MPA_EC_CRC, D_NO, false, ST_FLUSH, .may_write = 16 },
+	{ "Markers asked, none sent", st_b_mk_missing,
+	  ST_MPA, RSW_MPA_EC_MARKER, D_NO, false, ST_FLUSH, .mk = true },
+	{ "Marker FPDUPTR wrong", st_b_mk_bad_fpduptr,
+	  ST_MPA, RSW_MPA_EC_MARKER, D_NO, false, ST_FLUSH, .mk = true },
 	{ "unknown opcode", st_b_unknown_opcode,
 	  ST_RDMAP_OP, RSW_RDMAP_EC_OPCODE, D_YES, false, ST_FLUSH },
 	{ "bad DDP version", st_b_bad_ddp_version,
@@ -2524,16 +2629,13 @@ static u32 st_fill(struct kunit *test, struct socket *sock)
  * initiator with it (the QP speaks first: its RTR).  With @filled, the
  * QP's socket is filled first (st_fill(), octets in *@filled), so the
  * stream's first send finds it full.  @ird: the IRD the connection agreed.
+ * @mk: the QP asked for MPA Markers (the raw peer must send them).
  */
-static struct st_hx *st_hx_up_fill(struct kunit *test, bool crc,
-				   bool no_recv, u8 rtr, u32 *filled, u32 ird)
+/* The QP's end with its MRs and receives, and the socket pair; *@qs: its. */
+static struct st_hx *st_hx_prepare(struct kunit *test, bool crc, bool no_recv,
+				   struct socket **qs)
 {
 	struct st_hx *x = kunit_kzalloc(test, sizeof(*x), GFP_KERNEL);
-	struct rsw_mpa_conn conn = {
-		.rev = RSW_MPA_REV_2, .crc = crc, .enhanced = true,
-		.p2p = !!rtr, .rtr = rtr, .ird = ird, .ord = 16,
-	};
-	struct socket *qs;
 	struct ib_sge sge;
 	u32 i;
 
@@ -2563,9 +2665,25 @@ static struct st_hx *st_hx_up_fill(struct kunit *test, bool crc,
 		st_post_recv(test, x->e, 50 + i, &sge, 1);
 	}
 
-	st_tcp_pair(test, &x->raw, &qs);
+	st_tcp_pair(test, &x->raw, qs);
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, st_sock_release,
 							x->raw), 0);
+	return x;
+}
+
+/* @mk: we asked for Markers (the raw peer sends them). */
+static struct st_hx *st_hx_up_fill(struct kunit *test, bool crc,
+				   bool no_recv, u8 rtr, u32 *filled, u32 ird,
+				   u32 ord, bool mk)
+{
+	struct rsw_mpa_conn conn = {
+		.rev = RSW_MPA_REV_2, .crc = crc, .rx_markers = mk,
+		.enhanced = true, .p2p = !!rtr, .rtr = rtr, .ird = ird,
+		.ord = ord,
+	};
+	struct socket *qs;
+	struct st_hx *x = st_hx_prepare(test, crc, no_recv, &qs);
+
 	if (filled)
 		*filled = st_fill(test, qs);
 	st_attach(test, x->e, qs, &conn, !!rtr);
@@ -2576,7 +2694,8 @@ static struct st_hx *st_hx_up_fill(struct kunit *test, bool crc,
 static struct st_hx *st_hx_up_rtr(struct kunit *test, bool crc, bool no_recv,
 				  u8 rtr)
 {
-	return st_hx_up_fill(test, crc, no_recv, rtr, NULL, ST_HX_IRD);
+	return st_hx_up_fill(test, crc, no_recv, rtr, NULL, ST_HX_IRD,
+			     ST_HX_ORD, false);
 }
 
 static struct st_hx *st_hx_up(struct kunit *test, bool crc, bool no_recv)
@@ -2621,8 +2740,17 @@ static void st_expect_eof(struct kunit *test, struct st_hx *x)
 			      ret == -EPIPE, "after the Terminate: %d", ret);
 }
 
-static void st_hx_check_end(struct kunit *test, struct st_hx *x,
-			    int rq0_status, u32 may_write)
+/* Any vendor_err (st_hx_check_end_vendor()). */
+#define ST_ANY_VENDOR_ERR	U32_MAX
+
+/*
+ * The stream ended in ERROR, receives flushed (the first with @rq0_status)
+ * carrying @vendor_err unless ST_ANY_VENDOR_ERR, and nothing changed
+ * beyond the first @may_write octets of the MR.
+ */
+static void st_hx_check_end_vendor(struct kunit *test, struct st_hx *x,
+				   int rq0_status, u32 may_write,
+				   u32 vendor_err)
 {
 	struct st_end *e = x->e;
 	u8 allowed[32];
@@ -2636,6 +2764,9 @@ static void st_hx_check_end(struct kunit *test, struct st_hx *x,
 	for (i = 0; i < x->nrecv; i++) {
 		st_wc(test, e->rcq, 50 + i, i ? IB_WC_WR_FLUSH_ERR : rq0_status,
 		      -1, &wc);
+		if (vendor_err != ST_ANY_VENDOR_ERR)
+			KUNIT_EXPECT_EQ_MSG(test, wc.vendor_err, vendor_err,
+					    "receive %u", i);
 	}
 	st_cq_empty(test, e->rcq, "recv CQ");
 	st_cq_empty(test, e->scq, "send CQ");
@@ -2663,11 +2794,18 @@ static void st_hx_check_end(struct kunit *test, struct st_hx *x,
 				      "receive guard %u changed", i);
 }
 
+static void st_hx_check_end(struct kunit *test, struct st_hx *x,
+			    int rq0_status, u32 may_write)
+{
+	st_hx_check_end_vendor(test, x, rq0_status, may_write,
+			       ST_ANY_VENDOR_ERR);
+}
+
 static void st_hostile(struct kunit *test)
 {
 	const struct st_bad_case *c = test->param_value;
 	struct st_hx *x = st_hx_up_fill(test, !c->crc_off, c->no_recv, 0, NULL,
-					c->ird0 ? 0 : ST_HX_IRD);
+					c->ird0 ? 0 : ST_HX_IRD, ST_HX_ORD, c->mk);
 	u8 *t = kunit_kzalloc(test, 256, GFP_KERNEL);
 	const struct rsw_hdr_term *th = (const void *)t;
 	const struct rsw_rdmap_term *term = &th->term;
@@ -2747,7 +2885,10 @@ static void st_hostile(struct kunit *test)
 			      "events %#lx", x->e->events);
 }
 
-/* The raw peer sends a Terminate: the QP reports it and goes to ERROR. */
+/*
+ * The raw peer sends a Terminate: the QP reports it (async event, the
+ * cause in every flushed completion's vendor_err) and goes to ERROR.
+ */
 struct st_term_case {
 	const char *name;
 	u8 layer, etype, ecode;
@@ -2789,7 +2930,10 @@ static void st_peer_terminate(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, st_send_all(x->raw, x->frame, x->frame_len),
 			(int)x->frame_len);
 
-	st_hx_check_end(test, x, IB_WC_WR_FLUSH_ERR, 0);
+	/* Every flushed receive carries the Terminate's cause. */
+	st_hx_check_end_vendor(test, x, IB_WC_WR_FLUSH_ERR, 0,
+			       rsw_term_vendor_err(c->layer, c->etype,
+						   c->ecode));
 	KUNIT_EXPECT_TRUE_MSG(test, test_bit(c->event, &x->e->events),
 			      "events %#lx", x->e->events);
 	/* No Terminate answers a Terminate: the raw end just sees the end. */
@@ -3028,6 +3172,98 @@ static u8 *st_peer_first(struct kunit *test, struct st_hx *x)
 }
 
 /*
+ * The QP as peer-to-peer responder awaiting an RTR of type @rtr; the raw
+ * initiator sends something else first.  It is refused before anything is
+ * placed or delivered: RDMAP Remote Operation Error, unexpected opcode;
+ * the QP ends in ERROR, its MR and receives untouched.
+ */
+struct st_wrong_rtr_case {
+	const char *name;
+	u8 rtr;
+	bool send;		/* the first FPDU: a Send, else a Write */
+	u32 len;
+};
+
+static const struct st_wrong_rtr_case st_wrong_rtr_cases[] = {
+	{ "Write RTR awaited, a Send of 8", RSW_MPA_RTR_WRITE, true, 8 },
+	{ "Write RTR awaited, a Write of 8", RSW_MPA_RTR_WRITE, false, 8 },
+	{ "Read RTR awaited, a zero-length Write", RSW_MPA_RTR_READ, false,
+	  0 },
+	{ "Send RTR awaited, a zero-length Write", RSW_MPA_RTR_SEND, false,
+	  0 },
+	{ "Read RTR awaited, a Send of 8", RSW_MPA_RTR_READ, true, 8 },
+};
+
+KUNIT_ARRAY_PARAM_DESC(st_wrong_rtr, st_wrong_rtr_cases, name);
+
+static void st_peer_wrong_rtr(struct kunit *test)
+{
+	const struct st_wrong_rtr_case *c = test->param_value;
+	struct rsw_mpa_conn conn = {
+		.rev = RSW_MPA_REV_2, .crc = true, .enhanced = true,
+		.p2p = true, .rtr = c->rtr, .ird = ST_HX_IRD, .ord = ST_HX_ORD,
+	};
+	struct socket *qs;
+	struct st_hx *x = st_hx_prepare(test, true, false, &qs);
+	u8 *t = kunit_kzalloc(test, 256, GFP_KERNEL);
+	const struct rsw_hdr_term *th = (const void *)t;
+
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	st_attach(test, x->e, qs, &conn, false);
+	rsw_stream_start(to_rsw_qp(x->e->qp));
+	if (c->send)
+		st_send(x, RSW_OP_SEND, 1, 0, c->len, 0, NULL);
+	else
+		st_write(x, x->mr->mr->rkey, x->mr->mr->iova, c->len);
+	KUNIT_ASSERT_EQ(test, st_send_all(x->raw, x->frame, x->frame_len),
+			(int)x->frame_len);
+	KUNIT_ASSERT_GT_MSG(test, st_read_fpdu(test, x, t, 256), 0,
+			    "no Terminate came");
+	KUNIT_EXPECT_EQ(test, rsw_rdmap_opcode(&th->ddp.c), RSW_OP_TERMINATE);
+	KUNIT_EXPECT_EQ(test, rsw_term_layer(&th->term), RSW_TERM_LAYER_RDMAP);
+	KUNIT_EXPECT_EQ(test, rsw_term_etype(&th->term),
+			RSW_RDMAP_ET_REMOTE_OP);
+	KUNIT_EXPECT_EQ(test, rsw_term_ecode(&th->term), RSW_RDMAP_EC_OPCODE);
+	kernel_sock_shutdown(x->raw, SHUT_WR);
+	st_hx_check_end_vendor(test, x, IB_WC_WR_FLUSH_ERR, 0,
+			       rsw_term_vendor_err(RSW_TERM_LAYER_RDMAP,
+						   RSW_RDMAP_ET_REMOTE_OP,
+						   RSW_RDMAP_EC_OPCODE));
+}
+
+/*
+ * modify_qp to SQE, the iWARP verbs' TERMINATE state: the QP sends a
+ * Terminate (RDMAP Local Catastrophic Error, neither header), then ends in
+ * ERROR with its receives flushed carrying that cause.
+ */
+static void st_qp_to_sqe(struct kunit *test)
+{
+	struct st_hx *x = st_hx_up(test, true, false);
+	u8 *t = st_peer_first(test, x);
+	const struct rsw_hdr_term *th = (const void *)t;
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_SQE };
+	struct rsw_stream_stats ss;
+
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(x->e->qp, &attr, IB_QP_STATE), 0);
+	KUNIT_ASSERT_GT_MSG(test, st_read_fpdu(test, x, t, 256), 0,
+			    "no Terminate came");
+	KUNIT_EXPECT_EQ(test, rsw_rdmap_opcode(&th->ddp.c), RSW_OP_TERMINATE);
+	KUNIT_EXPECT_EQ(test, rsw_term_layer(&th->term), RSW_TERM_LAYER_RDMAP);
+	KUNIT_EXPECT_EQ(test, rsw_term_etype(&th->term),
+			RSW_RDMAP_ET_CATASTROPHIC);
+	KUNIT_EXPECT_FALSE(test, rsw_term_d(&th->term));
+	KUNIT_EXPECT_FALSE(test, rsw_term_r(&th->term));
+	kernel_sock_shutdown(x->raw, SHUT_WR);
+	st_hx_check_end_vendor(test, x, IB_WC_WR_FLUSH_ERR, 0,
+			       rsw_term_vendor_err(RSW_TERM_LAYER_RDMAP,
+						   RSW_RDMAP_ET_CATASTROPHIC,
+						   0));
+	ss = st_stats(test, x->e);
+	KUNIT_EXPECT_EQ(test, ss.term_sent, 1);
+	KUNIT_EXPECT_EQ(test, ss.term_rcvd, 0);
+}
+
+/*
  * After the QP's Terminate: the raw peer closes, the QP ends in ERROR, WR
  * 9 completed in error (@status, or any error for -1), @res untouched.
  */
@@ -3113,21 +3349,31 @@ static void st_peer_fenced_local_inv(struct kunit *test)
 }
 
 /*
- * An Atomic Request the requester cannot make: the WR completes in error
- * and a Terminate goes to the peer in its place, RDMAP Local Catastrophic
- * Error with neither header (RFC 7306 section 8.1 rule 1); the QP ends in
- * ERROR and the result buffer is untouched.
+ * A request the requester cannot make (RFC 5040 section 7.1 rule 1, RFC
+ * 7306 section 8.1 rule 1): the WR completes in error and a Terminate goes
+ * to the peer in its place, RDMAP Local Catastrophic Error with neither
+ * header; the QP ends in ERROR and the local buffer is untouched.
  */
 struct st_local_case {
 	const char *name;
+	enum ib_wr_opcode op;
 	u64 raddr;
-	bool bad_lkey;			/* the result SGE's lkey is no MR */
+	bool bad_lkey;			/* the local SGE's lkey is no MR */
+	bool ord0;			/* the connection has ORD 0 */
 	enum ib_wc_status status;
 };
 
 static const struct st_local_case st_local_cases[] = {
-	{ "misaligned target", 0x1004, false, IB_WC_LOC_QP_OP_ERR },
-	{ "result buffer of no MR", 0x1000, true, IB_WC_LOC_PROT_ERR },
+	{ "atomic: misaligned target", IB_WR_ATOMIC_FETCH_AND_ADD, 0x1004,
+	  false, false, IB_WC_LOC_QP_OP_ERR },
+	{ "atomic: result buffer of no MR", IB_WR_ATOMIC_FETCH_AND_ADD, 0x1000,
+	  true, false, IB_WC_LOC_PROT_ERR },
+	{ "Send: SGE of no MR", IB_WR_SEND, 0, true, false,
+	  IB_WC_LOC_PROT_ERR },
+	{ "Read: ORD 0", IB_WR_RDMA_READ, 0x1000, false, true,
+	  IB_WC_LOC_QP_OP_ERR },
+	{ "atomic: ORD 0", IB_WR_ATOMIC_FETCH_AND_ADD, 0x1000, false, true,
+	  IB_WC_LOC_QP_OP_ERR },
 };
 
 KUNIT_ARRAY_PARAM_DESC(st_local, st_local_cases, name);
@@ -3137,25 +3383,39 @@ static void st_local_post(struct kunit *test, struct st_hx *x,
 {
 	struct ib_sge sge = st_sge(st.pd, res, sizeof(u64));
 	struct ib_atomic_wr wr = {
-		.wr = { .wr_id = 9, .opcode = IB_WR_ATOMIC_FETCH_AND_ADD,
-			.sg_list = &sge, .num_sge = 1,
-			.send_flags = IB_SEND_SIGNALED },
+		.wr = { .wr_id = 9, .opcode = c->op, .sg_list = &sge,
+			.num_sge = 1, .send_flags = IB_SEND_SIGNALED },
 		.remote_addr = c->raddr, .rkey = 0x00424201, .compare_add = 1,
+	};
+	struct ib_rdma_wr rd = {
+		.wr = wr.wr, .remote_addr = c->raddr, .rkey = 0x00424201,
+	};
+
+	struct ib_send_wr next = {
+		.wr_id = 10, .opcode = IB_WR_SEND, .send_flags = IB_SEND_SIGNALED,
 	};
 
 	if (c->bad_lkey)
 		sge.lkey = 0x00777700;
-	KUNIT_ASSERT_EQ(test, ib_post_send(x->e->qp, &wr.wr, NULL), 0);
+	/* A Send behind it, flushed with the Terminate's cause. */
+	wr.wr.next = &next;
+	rd.wr.next = &next;
+	if (c->op == IB_WR_RDMA_READ)
+		KUNIT_ASSERT_EQ(test, ib_post_send(x->e->qp, &rd.wr, NULL), 0);
+	else
+		KUNIT_ASSERT_EQ(test, ib_post_send(x->e->qp, &wr.wr, NULL), 0);
 }
 
-static void st_peer_local_atomic(struct kunit *test)
+static void st_peer_local_term(struct kunit *test)
 {
 	const struct st_local_case *c = test->param_value;
-	struct st_hx *x = st_hx_up(test, true, false);
+	struct st_hx *x = st_hx_up_fill(test, true, false, 0, NULL, ST_HX_IRD,
+					c->ord0 ? 0 : ST_HX_ORD, false);
 	struct st_lbuf rb = st_lbuf_new(test, 8);
 	u8 *t = st_peer_first(test, x);
 	const struct rsw_hdr_term *th = (const void *)t;
 	struct rsw_stream_stats ss;
+	struct ib_wc wc;
 
 	st_local_post(test, x, c, (u64 *)rb.base);
 	KUNIT_ASSERT_GT_MSG(test, st_read_fpdu(test, x, t, 256), 0,
@@ -3167,6 +3427,12 @@ static void st_peer_local_atomic(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, rsw_term_d(&th->term));
 	KUNIT_EXPECT_FALSE(test, rsw_term_r(&th->term));
 	st_peer_term_end(test, x, rb.base, c->status);
+	KUNIT_ASSERT_TRUE(test, st_poll(x->e->scq, &wc, ST_WAIT_MS));
+	KUNIT_EXPECT_EQ(test, wc.wr_id, 10);
+	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_WR_FLUSH_ERR);
+	KUNIT_EXPECT_EQ(test, wc.vendor_err,
+			rsw_term_vendor_err(RSW_TERM_LAYER_RDMAP,
+					    RSW_RDMAP_ET_CATASTROPHIC, 0));
 	ss = st_stats(test, x->e);
 	KUNIT_EXPECT_EQ(test, ss.term_sent, 1);
 	KUNIT_EXPECT_EQ(test, ss.term_layer, RSW_TERM_LAYER_RDMAP);
@@ -3211,6 +3477,10 @@ static void st_peer_rtr_check(struct kunit *test, struct st_hx *x,
 	KUNIT_EXPECT_EQ(test, rsw_rdmap_opcode(&th->c), want_op);
 	KUNIT_EXPECT_EQ(test, ulpdu + RSW_MPA_HDR_LEN, want_len);
 	KUNIT_EXPECT_TRUE(test, rsw_ddp_last(&th->c));
+	/* Never STag 0, which hardware may treat as special. */
+	if (want_op == RSW_OP_WRITE)
+		KUNIT_EXPECT_EQ(test, be32_to_cpu(th->tagged.stag),
+				RSW_STAG_RTR);
 	if (want_op == RSW_OP_READ_REQ) {
 		KUNIT_EXPECT_EQ(test, be32_to_cpu(th->rreq.rreq.read_size), 0);
 		KUNIT_EXPECT_EQ(test, be32_to_cpu(th->untagged.qn),
@@ -3369,7 +3639,8 @@ static void st_peer_rtr_full(struct kunit *test)
 	struct st_hx *x;
 	u32 filled;
 
-	x = st_hx_up_fill(test, true, false, c->rtr, &filled, ST_HX_IRD);
+	x = st_hx_up_fill(test, true, false, c->rtr, &filled, ST_HX_IRD,
+			  ST_HX_ORD, false);
 	st_wait_tx(test, x->e);
 	/* The RTR found no room; nothing happened on the queues. */
 	st_cq_empty(test, x->e->scq, "send CQ, socket full");
@@ -3548,6 +3819,7 @@ static struct kunit_case st_cases[] = {
 	KUNIT_CASE(st_lb_send_solicited),
 	KUNIT_CASE_PARAM(st_lb_write, st_crc_gen_params),
 	KUNIT_CASE_PARAM(st_lb_read, st_crc_gen_params),
+	KUNIT_CASE_PARAM(st_lb_markers, st_mk_gen_params),
 	KUNIT_CASE(st_lb_send_inv),
 	KUNIT_CASE(st_lb_local_inv),
 	KUNIT_CASE(st_lb_read_inv),
@@ -3567,11 +3839,13 @@ static struct kunit_case st_cases[] = {
 	KUNIT_CASE(st_lb_send_imm_refused),
 	KUNIT_CASE_PARAM(st_hostile, st_bad_gen_params),
 	KUNIT_CASE_PARAM(st_peer_terminate, st_term_gen_params),
+	KUNIT_CASE(st_qp_to_sqe),
+	KUNIT_CASE_PARAM(st_peer_wrong_rtr, st_wrong_rtr_gen_params),
 	KUNIT_CASE(st_peer_write_then_reset),
 	KUNIT_CASE(st_peer_atomic),
 	KUNIT_CASE(st_peer_imm_after_send),
 	KUNIT_CASE_PARAM(st_peer_bad_resp, st_resp_gen_params),
-	KUNIT_CASE_PARAM(st_peer_local_atomic, st_local_gen_params),
+	KUNIT_CASE_PARAM(st_peer_local_term, st_local_gen_params),
 	KUNIT_CASE(st_peer_fenced_local_inv),
 	KUNIT_CASE_PARAM(st_peer_rtr, st_rtr_gen_params),
 	KUNIT_CASE(st_reset_live_stream),

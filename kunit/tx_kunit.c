@@ -69,6 +69,12 @@ struct tx_sink {
 	bool more_last;		/* @more of the last call */
 	u32 more_calls;		/* bit i: call i (from 0) had @more */
 	unsigned int spliced;	/* FPDUs taken that were marked splice */
+	/*
+	 * Lay out each FPDU with MPA Markers by the reference rule (RFC 5044
+	 * section 5), from its f->start, not from what the engine put in f->mk.
+	 */
+	bool markers;
+	u8 plain[2 * TX_MSS];
 };
 
 static void tx_sink_copy(struct tx_sink *s, const void *p, u32 len)
@@ -77,6 +83,33 @@ static void tx_sink_copy(struct tx_sink *s, const void *p, u32 len)
 		return;
 	memcpy(s->buf + s->len, p, len);
 	s->len += len;
+}
+
+/*
+ * Copy the FPDU at s->buf[@from, s->len) (plain octets) back with Markers:
+ * one at every stream offset that is a multiple of 512, FPDUPTR 0 before
+ * the FPDU's first octet, else the distance back to its ULPDU_Length.
+ */
+static void tx_sink_markers(struct tx_sink *s, size_t from, u32 start)
+{
+	u32 plain = s->len - from, off = start, i, hdr = start;
+
+	if (plain > sizeof(s->plain))
+		return;
+	memcpy(s->plain, s->buf + from, plain);
+	s->len = from;
+	for (i = 0; i < plain; i++, off++) {
+		if (off % RSW_MPA_MARKER_SPACING == 0) {
+			u32 ptr = i ? off - hdr : 0;
+			u8 m[4] = { 0, 0, ptr >> 8, ptr & 0xff };
+
+			tx_sink_copy(s, m, sizeof(m));
+			off += RSW_MPA_MARKER_LEN;
+		}
+		if (!i)
+			hdr = off;
+		tx_sink_copy(s, s->plain + i, 1);
+	}
 }
 
 static int tx_sink_send(void *ctx, const struct rsw_tx_fpdu *f,
@@ -92,6 +125,8 @@ static int tx_sink_send(void *ctx, const struct rsw_tx_fpdu *f,
 	if (s->take && n > s->take)
 		n = s->take;
 	for (i = 0; i < n; i++, f++) {
+		size_t from = s->len;
+
 		tx_sink_copy(s, f->hdr_octets, f->hdr_len);
 		for (j = 0; j < f->npieces; j++) {
 			const struct rsw_tx_piece *p = &f->piece[j];
@@ -106,6 +141,8 @@ static int tx_sink_send(void *ctx, const struct rsw_tx_fpdu *f,
 			kunmap_local(va);
 		}
 		tx_sink_copy(s, f->trailer, f->trailer_len);
+		if (s->markers)
+			tx_sink_markers(s, from, f->start);
 		s->fpdus++;
 		s->spliced += f->splice;
 	}
@@ -256,10 +293,17 @@ static struct tx_ctx *tx_ctx(struct kunit *test, bool crc, u32 ord)
 	return c;
 }
 
-/* Feed everything the sink got to a fresh parser; all must be consumed. */
-static void tx_parse(struct kunit *test, struct tx_ctx *c, bool crc)
+/*
+ * Feed everything the sink got to a fresh parser; all must be consumed.
+ * With @markers the stream carries MPA Markers and began @start octets
+ * earlier.
+ */
+static void tx_parse_stream(struct kunit *test, struct tx_ctx *c, bool crc,
+			    bool markers, u32 start)
 {
-	struct rsw_rx_config cfg = { .crc = crc, .max_ulpdu = 0xffff };
+	struct rsw_rx_config cfg = {
+		.crc = crc, .markers = markers, .max_ulpdu = 0xffff,
+	};
 
 	memset(c->rec->seg, 0, sizeof(c->rec->seg));
 	c->rec->nseg = 0;
@@ -267,11 +311,23 @@ static void tx_parse(struct kunit *test, struct tx_ctx *c, bool crc)
 	c->rec->stopped = false;
 	KUNIT_ASSERT_EQ(test, rsw_rx_init(&c->rx, &cfg, &tx_rec_ops, c->rec),
 			0);
+	c->rx.off = start;
 	KUNIT_EXPECT_EQ(test, rsw_rx_feed(&c->rx, c->sink.buf, c->sink.len),
 			c->sink.len);
 	KUNIT_EXPECT_FALSE_MSG(test, c->rec->stopped, "stopped: %u/%u/%u",
 			       c->rec->term.layer, c->rec->term.etype,
 			       c->rec->term.ecode);
+}
+
+static void tx_parse(struct kunit *test, struct tx_ctx *c, bool crc)
+{
+	tx_parse_stream(test, c, crc, false, 0);
+}
+
+static void tx_parse_mk(struct kunit *test, struct tx_ctx *c, bool crc,
+			u32 start)
+{
+	tx_parse_stream(test, c, crc, true, start);
 }
 
 static struct rdmap_sw_sqe *tx_sqe(struct kunit *test, u8 opcode)
@@ -594,10 +650,10 @@ static void tx_bad_sge(struct kunit *test)
 	tx_sqe_sge(sqe, c->mem, 10);
 	tx_sqe_sge(sqe, c->mem, 10);
 	sqe->sge[1].lkey ^= 0x01000000;		/* another index */
-	KUNIT_EXPECT_EQ(test, rsw_tx_wqe(c->tx, NULL, sqe, 0), -EINVAL);
+	KUNIT_EXPECT_EQ(test, rsw_tx_wqe(c->tx, NULL, sqe, 0), -EPROTO);
 	tx_sqe_sge(rd, c->mem, 10);
 	tx_sqe_sge(rd, c->mem, 10);
-	KUNIT_EXPECT_EQ(test, rsw_tx_wqe(c->tx, NULL, rd, 1), -EINVAL);
+	KUNIT_EXPECT_EQ(test, rsw_tx_wqe(c->tx, NULL, rd, 1), -EPROTO);
 	KUNIT_EXPECT_EQ(test, c->sink.len, 0);
 	KUNIT_EXPECT_EQ(test, rsw_tx_reads_outstanding(c->tx), 0);
 }
@@ -1130,7 +1186,10 @@ static void tx_qp_process(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ib_poll_cq(cq, 1, &wc), 0);
 }
 
-/* A bad lkey completes LOC_PROT_ERR and moves the QP to ERR. */
+/*
+ * A bad lkey completes LOC_PROT_ERR, moves the QP to ERR and stops the run
+ * with -EPROTO: the stream sends a Terminate in the WQE's place.
+ */
 static void tx_qp_bad_lkey(struct kunit *test)
 {
 	struct tx_ctx *c = tx_ctx(test, true, 4);
@@ -1149,7 +1208,8 @@ static void tx_qp_bad_lkey(struct kunit *test)
 	struct ib_qp_attr attr;
 
 	KUNIT_ASSERT_EQ(test, ib_post_send(qp, wr, NULL), 0);
-	KUNIT_EXPECT_EQ(test, rsw_tx_process(c->tx, to_rsw_qp(qp), 16), 1);
+	KUNIT_EXPECT_EQ(test, rsw_tx_process(c->tx, to_rsw_qp(qp), 16),
+			-EPROTO);
 	KUNIT_EXPECT_EQ(test, c->sink.len, 0);
 	tx_expect_wc(test, cq, 1, IB_WC_LOC_PROT_ERR, 0);
 	tx_expect_wc(test, cq, 2, IB_WC_WR_FLUSH_ERR, 0);
@@ -1392,17 +1452,24 @@ static u32 tx_send_octets(u32 len)
 	return total;
 }
 
+/* What a run of tx_sock_sends() saw. */
+struct tx_sock_seen {
+	u32 eagain;		/* rsw_tx_process() found TCP full */
+	u32 partial;		/* an FPDU had gone out in part */
+	u32 skip;		/* the sink's skip at the end */
+};
+
 /*
- * Six 64 KiB Sends through the socket sink to a receiver that is read
- * only between rsw_tx_process() calls: the send buffer fills, TCP takes
- * FPDUs in part, and the stream read back parses to the same segments.
+ * @n (at most 6) Sends of @len octets from c->mem + 1 through the socket
+ * sink with @cfg, to a receiver read only between rsw_tx_process() calls
+ * (so the send buffer fills and TCP takes FPDUs in part), until @expect
+ * stream octets arrived in c->sink; every Send completes.
  */
-static void tx_sock_stream(struct kunit *test)
+static void tx_sock_sends(struct kunit *test, struct tx_ctx *c,
+			  const struct rsw_tx_config *cfg, u32 n, u32 len,
+			  u32 expect, struct tx_sock_seen *seen)
 {
-	struct tx_ctx *c = tx_ctx(test, true, 4);
-	struct rsw_tx_config cfg = { .crc = true, .mss = TX_MSS, .ord = 4 };
 	struct rsw_tx_sock *ts = kunit_kzalloc(test, sizeof(*ts), GFP_KERNEL);
-	u32 len = 64 * 1024, expect = 6 * tx_send_octets(len);
 	unsigned long end = jiffies + 20 * HZ;
 	struct ib_sge sge = {
 		.addr = (uintptr_t)(c->mem + 1), .length = len,
@@ -1412,19 +1479,21 @@ static void tx_sock_stream(struct kunit *test)
 	struct socket *snd, *rcv;
 	struct ib_cq *cq;
 	struct ib_qp *qp = tx_qp(test, &cq);
-	int i, ret, eagain = 0, partial = 0;
 	struct ib_wc wc;
+	u32 i;
+	int ret;
 
 	KUNIT_ASSERT_NOT_NULL(test, ts);
+	KUNIT_ASSERT_LE(test, n, (u32)ARRAY_SIZE(wr));
 	tx_sock_pair(test, &snd, &rcv);
 	rsw_tx_sock_init(ts, snd);
-	KUNIT_ASSERT_EQ(test, rsw_tx_init(c->tx, &cfg, tx_env.rsw, tx_env.pd,
+	KUNIT_ASSERT_EQ(test, rsw_tx_init(c->tx, cfg, tx_env.rsw, tx_env.pd,
 					  &rsw_tx_sock_ops, ts), 0);
-	for (i = 0; i < 6; i++) {
+	for (i = 0; i < n; i++) {
 		wr[i] = (struct ib_send_wr) {
 			.wr_id = i, .opcode = IB_WR_SEND, .sg_list = &sge,
 			.num_sge = 1, .send_flags = IB_SEND_SIGNALED,
-			.next = i < 5 ? &wr[i + 1] : NULL,
+			.next = i < n - 1 ? &wr[i + 1] : NULL,
 		};
 	}
 	KUNIT_ASSERT_EQ(test, ib_post_send(qp, wr, NULL), 0);
@@ -1433,28 +1502,129 @@ static void tx_sock_stream(struct kunit *test)
 		ret = rsw_tx_process(c->tx, to_rsw_qp(qp), 16);
 		release_sock(snd->sk);
 		if (ts->skip)
-			partial++;	/* an FPDU went out in part */
+			seen->partial++;	/* an FPDU went out in part */
 		if (ret == -EAGAIN)
-			eagain++;
+			seen->eagain++;
 		else
 			KUNIT_ASSERT_GE(test, ret, 0);
 		tx_sock_drain(rcv, &c->sink);
 		usleep_range(50, 100);
 	}
-	KUNIT_ASSERT_EQ(test, c->sink.len, expect);
-	KUNIT_EXPECT_GT(test, eagain, 0);
-	KUNIT_EXPECT_GT(test, partial, 0);
-	KUNIT_EXPECT_EQ(test, ts->skip, 0);
-	for (i = 0; i < 6; i++)
+	KUNIT_ASSERT_EQ(test, (u32)c->sink.len, expect);
+	seen->skip = ts->skip;
+	for (i = 0; i < n; i++)
 		tx_expect_wc(test, cq, i, IB_WC_SUCCESS, len);
 	KUNIT_EXPECT_EQ(test, ib_poll_cq(cq, 1, &wc), 0);
+}
 
+/*
+ * Six 64 KiB Sends through the socket sink: the send buffer fills, TCP
+ * takes FPDUs in part, and the stream read back parses to the same
+ * segments.
+ */
+static void tx_sock_stream(struct kunit *test)
+{
+	struct tx_ctx *c = tx_ctx(test, true, 4);
+	struct rsw_tx_config cfg = { .crc = true, .mss = TX_MSS, .ord = 4 };
+	u32 len = 64 * 1024, i;
+	struct tx_sock_seen seen = {};
+
+	tx_sock_sends(test, c, &cfg, 6, len, 6 * tx_send_octets(len), &seen);
+	KUNIT_EXPECT_GT(test, seen.eagain, 0);
+	KUNIT_EXPECT_GT(test, seen.partial, 0);
+	KUNIT_EXPECT_EQ(test, seen.skip, 0);
 	tx_parse(test, c, true);
 	KUNIT_ASSERT_EQ(test, c->rec->nseg,
 			6 * DIV_ROUND_UP(len, tx_room(RSW_OP_SEND)));
 	for (i = 0; i < 6; i++)
 		tx_expect_msg(test, c, i * (c->rec->nseg / 6), RSW_OP_SEND,
 			      len, i + 1, c->mem + 1);
+}
+
+/*
+ * MPA Markers through the engine (RFC 5044 section 5): at every stream
+ * offset an FPDU can start at (0..508, step 4), Sends and Writes of
+ * lengths around 512 and over several FPDUs, so Markers fall into the
+ * header, the payload, PAD and before the CRC.  The mock sink lays the
+ * FPDUs out by the reference rule from each FPDU's start; the parser (with
+ * Markers, CRC checked over them) must accept every octet, the stream
+ * octets must be the engine's count (tx->off), and the segments and
+ * payload must be those of the message.
+ */
+static void tx_markers_alignment(struct kunit *test)
+{
+	static const u32 lens[] = { 0, 1, 478, 490, 494, 498, 502, 506, 3001 };
+	const bool *crc = test->param_value;
+	struct rsw_tx_config cfg = {
+		.crc = *crc, .markers = true, .mss = TX_MSS, .ord = 4,
+	};
+	struct tx_ctx *c = tx_ctx(test, *crc, 4);
+	struct rdmap_sw_sqe *sqe;
+	u32 start, i, room, nseg;
+	u8 wr;
+
+	c->sink.markers = true;
+	room = rsw_mpa_mulpdu(TX_MSS, true) - rsw_rdmap_hdr_len(RSW_OP_SEND);
+	for (start = 0; start < RSW_MPA_MARKER_SPACING; start += 4) {
+		for (i = 0; i < ARRAY_SIZE(lens); i++) {
+			wr = i & 1 ? RDMAP_SW_WR_RDMA_WRITE : RDMAP_SW_WR_SEND;
+			KUNIT_ASSERT_EQ(test, rsw_tx_init(c->tx, &cfg,
+							  tx_env.rsw,
+							  tx_env.pd,
+							  &tx_sink_ops,
+							  &c->sink), 0);
+			c->tx->off = start;
+			c->sink.len = 0;
+			sqe = tx_sqe(test, wr);
+			tx_sqe_sge(sqe, c->mem + 3, lens[i]);
+			c->rec->base_to = TX_RADDR;
+			KUNIT_ASSERT_EQ(test, rsw_tx_wqe(c->tx, NULL, sqe, 0),
+					0);
+			KUNIT_ASSERT_EQ(test, c->tx->off - start,
+					(u32)c->sink.len);
+			tx_parse_mk(test, c, *crc, start);
+			nseg = lens[i] ? DIV_ROUND_UP(lens[i], room) : 1;
+			if (wr == RDMAP_SW_WR_SEND)
+				KUNIT_ASSERT_EQ(test, c->rec->nseg, nseg);
+			KUNIT_ASSERT_EQ(test, c->rec->placed, lens[i]);
+			if (lens[i])
+				KUNIT_ASSERT_EQ(test, memcmp(c->rec->data,
+							     c->mem + 3,
+							     lens[i]), 0);
+		}
+	}
+}
+
+/*
+ * Sends with Markers through the real socket sink: TCP takes FPDUs in
+ * part and the engine resends them from the same stream offset; the bytes
+ * read back parse (Markers checked) to the same payload, and the engine's
+ * stream offset is the octets sent, Markers included (fpdu.h's count).
+ */
+static void tx_sock_markers(struct kunit *test)
+{
+	const bool *crc = test->param_value;
+	struct tx_ctx *c = tx_ctx(test, *crc, 4);
+	struct rsw_tx_config cfg = {
+		.crc = *crc, .markers = true, .mss = TX_MSS, .ord = 4,
+	};
+	u32 len = 64 * 1024 - 3, room, expect = 0, left, p, i;
+	struct tx_sock_seen seen = {};
+
+	room = rsw_mpa_mulpdu(TX_MSS, true) - rsw_rdmap_hdr_len(RSW_OP_SEND);
+	for (i = 0; i < 4; i++) {
+		for (left = len; left; left -= p) {
+			p = min(left, room);
+			expect += rsw_fpdu_len(RSW_DDP_UNTAGGED_HDR_LEN + p,
+					       true, expect);
+		}
+	}
+	tx_sock_sends(test, c, &cfg, 4, len, expect, &seen);
+	KUNIT_EXPECT_GT(test, seen.partial, 0);
+	KUNIT_EXPECT_EQ(test, seen.skip, 0);
+	KUNIT_EXPECT_EQ(test, c->tx->off, expect);
+	tx_parse_mk(test, c, *crc, 0);
+	KUNIT_EXPECT_EQ(test, c->rec->placed, 4 * len);
 }
 
 /* ------------------------------------------- RFC 7306 on the wire, by hand */
@@ -1709,6 +1879,8 @@ static struct kunit_case tx_cases[] = {
 	KUNIT_CASE(tx_read_response),
 	KUNIT_CASE_PARAM(tx_read_response_refused, tx_rresp_gen_params),
 	KUNIT_CASE_PARAM(tx_read_response_splice, tx_crc_gen_params),
+	KUNIT_CASE_PARAM(tx_markers_alignment, tx_crc_gen_params),
+	KUNIT_CASE_PARAM(tx_sock_markers, tx_crc_gen_params),
 	KUNIT_CASE(tx_inval_waits_for_send),
 	KUNIT_CASE(tx_terminate),
 	KUNIT_CASE(tx_terminate_from_rx),

@@ -484,7 +484,10 @@ static void rsw_cep_send_term(struct rsw_cep *cep, enum rsw_mpa_reason r)
 		},
 	};
 	struct rsw_tx_config cfg = {
-		.crc = cep->rx.frame.crc,
+		/* Either frame's C turns CRC on (RFC 5044 7.1.1). */
+		.crc = cep->lp.crc || cep->rx.frame.crc,
+		/* The Reply's M: the responder receives with Markers. */
+		.markers = cep->rx.frame.markers,
 		.mss = tcp_sk(cep->sock->sk)->mss_cache,
 	};
 	struct {

@@ -113,6 +113,28 @@ static inline u32 rsw_mpa_marker_hdr(u32 marker_off, u16 fpduptr)
 	return ptr ? marker_off - ptr : marker_off + RSW_MPA_MARKER_LEN;
 }
 
+/*
+ * Marker cursor in FPDU octets without Markers ("plain" offsets, 0 being the
+ * first octet of ULPDU_Length): Marker @k of the FPDU that starts at stream
+ * offset @start goes right before its plain octet rsw_mpa_mk_plain(), and
+ * is inside the FPDU while that is below rsw_fpdu_plain_len().  Every
+ * Marker inside an FPDU comes before its CRC field (FPDUs start and end at
+ * multiples of 4, so none splits the CRC), which is why the CRC covers them
+ * all; the one at plain offset plain_len - 4 sits between PAD and CRC.
+ */
+static inline u32 rsw_mpa_mk_plain(u32 start, u32 k)
+{
+	return rsw_mpa_next_marker(start) + k * RSW_MPA_MARKER_GAP;
+}
+
+/* Index of the first Marker at plain offset @pos or later. */
+static inline u32 rsw_mpa_mk_index(u32 start, u32 pos)
+{
+	u32 first = rsw_mpa_next_marker(start);
+
+	return pos <= first ? 0 : DIV_ROUND_UP(pos - first, RSW_MPA_MARKER_GAP);
+}
+
 /* Octets an FPDU carrying @ulpdu_len occupies in the stream at @start. */
 static inline u32 rsw_fpdu_len(u32 ulpdu_len, bool markers, u32 start)
 {
@@ -167,6 +189,53 @@ static inline u32 rsw_mpa_crc_update(u32 crc, const void *p, u32 len)
 static inline __le32 rsw_mpa_crc_final(u32 crc)
 {
 	return cpu_to_le32(~crc);
+}
+
+/*
+ * The running CRC of an FPDU with Markers, fed in pieces: @len octets at
+ * plain offset @pos of the FPDU starting at stream offset @start, each
+ * Marker fed right before the octet it precedes (so in stream order, once).
+ * The caller advances its own @pos by @len.  A Marker right after the last
+ * octet fed is left for the next call, or for rsw_mpa_crc_mk_end().
+ */
+static inline u32 rsw_mpa_crc_update_mk(u32 crc, u32 start, u32 pos,
+					const void *p, u32 len)
+{
+	u32 k = rsw_mpa_mk_index(start, pos);
+	const u8 *q = p;
+
+	while (len) {
+		u32 at = rsw_mpa_mk_plain(start, k);
+		struct rsw_mpa_marker m;
+		u32 n;
+
+		if (at == pos) {
+			m = rsw_mpa_marker(start, k++);
+			crc = crc32c(crc, &m, sizeof(m));
+			continue;
+		}
+		n = min(len, at - pos);
+		crc = crc32c(crc, q, n);
+		q += n;
+		pos += n;
+		len -= n;
+	}
+	return crc;
+}
+
+/*
+ * After the last octet before the CRC field (plain offset @pos): the
+ * Marker between PAD and CRC, if one sits there, is still the FPDU's.
+ */
+static inline u32 rsw_mpa_crc_mk_end(u32 crc, u32 start, u32 pos)
+{
+	u32 k = rsw_mpa_mk_index(start, pos);
+	struct rsw_mpa_marker m;
+
+	if (rsw_mpa_mk_plain(start, k) != pos)
+		return crc;
+	m = rsw_mpa_marker(start, k);
+	return crc32c(crc, &m, sizeof(m));
 }
 
 /* CRC trailer of @len contiguous FPDU octets (everything before the CRC). */

@@ -423,6 +423,27 @@ void rsw_qp_put(struct rsw_qp *qp);
  */
 void rsw_qp_set_error(struct rsw_qp *qp);
 /*
+ * The same for a Terminate sent or received: rsw_qp_term_cause(), then
+ * ERROR.
+ */
+void rsw_qp_set_error_term(struct rsw_qp *qp, u32 vendor_err);
+/*
+ * ring.c: a Terminate with cause @vendor_err (RDMAP_SW_CQE_TERM_*: layer,
+ * type and code) is coming: unless the QP is in ERROR already or has a
+ * cause, every completion flushed from its move to ERROR on carries it.
+ * Call it before the first completion in error the cause leads to.  Any
+ * context; takes the QP's three locks.
+ */
+void rsw_qp_term_cause(struct rsw_qp *qp, u32 vendor_err);
+/* The cqe.vendor_err of a Terminate cause. */
+static inline u32 rsw_term_vendor_err(u8 layer, u8 etype, u8 ecode)
+{
+	return layer << RDMAP_SW_CQE_TERM_LAYER_SHIFT |
+	       etype << RDMAP_SW_CQE_TERM_ETYPE_SHIFT |
+	       ecode << RDMAP_SW_CQE_TERM_ECODE_SHIFT;
+}
+
+/*
  * The CM attaches stream @s (stream.c) to @qp, which moves from IDLE to RTS
  * with IRD/ORD @ird/@ord.  -EINVAL if @qp is not IDLE, has a stream or is
  * being destroyed.  Any context.
@@ -666,21 +687,20 @@ int rsw_tx_init(struct rsw_tx *tx, const struct rsw_tx_config *cfg,
  * Take up to @budget WQEs of @qp (rsw_qp_sq_take) after finishing the
  * message in progress, and emit them.  Sends and Writes complete (through
  * rsw_qp_sq_complete) once their last FPDU was taken; a Read Request stays
- * taken until rsw_tx_read_done().  A WQE whose SGEs fail the lkey check
- * completes LOC_PROT_ERR before anything is sent, and so does an Atomic
- * Request that cannot be made, which also stops the run with -EPROTO (see
- * rsw_tx_wqe()).  A WQE with
- * RDMAP_SW_SQE_FENCE waits for every outstanding Read, a Read for a free
- * ORD slot (cfg.ord).  Returns the WQEs taken (>= 0) or a negative value
- * as above.
+ * taken until rsw_tx_read_done().  A WQE that cannot be made (SGEs failing
+ * the lkey check, a bad length or shape, a Read or Atomic with ORD 0)
+ * completes in error before anything is sent and stops the run with
+ * -EPROTO (see rsw_tx_wqe()).  A WQE with RDMAP_SW_SQE_FENCE waits for
+ * every outstanding Read, a Read for a free ORD slot (cfg.ord).  Returns
+ * the WQEs taken (>= 0) or a negative value as above.
  */
 int rsw_tx_process(struct rsw_tx *tx, struct rsw_qp *qp, unsigned int budget);
 /*
  * Emit one WQE copy with ticket @idx now (rsw_tx_process()'s step; @qp
- * NULL: complete nothing, for KUnit).  -EINVAL: refused before sending
- * (completed with its error status); -EPROTO: the same for an Atomic
- * Request, which the peer must hear of: the caller sends a Terminate with
- * no headers in its place (RFC 7306 section 8.1 rule 1).
+ * NULL: complete nothing, for KUnit).  -EPROTO: refused before sending
+ * (completed with its error status); the peer must hear of it: the
+ * caller sends a Terminate with no headers in its place (RFC 5040
+ * section 7.1 rule 1, RFC 7306 section 8.1 rule 1).
  */
 int rsw_tx_wqe(struct rsw_tx *tx, struct rsw_qp *qp,
 	       const struct rdmap_sw_sqe *sqe, u32 idx);

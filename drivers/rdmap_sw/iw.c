@@ -34,7 +34,6 @@
  */
 #include <linux/capability.h>
 #include <linux/inetdevice.h>
-#include <linux/moduleparam.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/workqueue.h>
@@ -44,21 +43,6 @@
 #include <rdma/restrack.h>
 
 #include "internal.h"
-
-static bool rsw_mpa_crc = true;
-module_param_named(mpa_crc, rsw_mpa_crc, bool, 0644);
-MODULE_PARM_DESC(mpa_crc,
-		 "Ask for MPA CRC32c on new connections (default Y); a peer that asks gets it anyway");
-
-static bool rsw_peer_to_peer = true;
-module_param_named(peer_to_peer, rsw_peer_to_peer, bool, 0644);
-MODULE_PARM_DESC(peer_to_peer,
-		 "Initiator: ask for the RFC 6581 peer-to-peer model with a ready-to-receive message (default Y)");
-
-static uint rsw_mpa_rev = RSW_MPA_REV_2;
-module_param_named(mpa_rev, rsw_mpa_rev, uint, 0644);
-MODULE_PARM_DESC(mpa_rev,
-		 "MPA revision an initiator offers and a responder uses at most: 1 or 2 (default 2)");
 
 static struct workqueue_struct *rsw_iw_wq;
 
@@ -77,6 +61,7 @@ struct rsw_iw_ep {
 	struct rsw_device *rsw;
 	struct rsw_cep *cep;
 	struct rsw_qp *qp;		/* referenced */
+	struct rsw_settings set;	/* the device's, when it started */
 	struct work_struct release;
 };
 
@@ -101,6 +86,7 @@ static struct rsw_iw_ep *rsw_iw_ep_alloc(struct rsw_device *rsw)
 	struct rsw_iw_ep *ep = kzalloc(sizeof(*ep), GFP_KERNEL | __GFP_NOFAIL);
 
 	ep->rsw = rsw;
+	rsw_settings_get(rsw, &ep->set);
 	INIT_WORK(&ep->release, rsw_iw_ep_release_work);
 	return ep;
 }
@@ -110,20 +96,32 @@ static void rsw_iw_ep_release(struct rsw_iw_ep *ep)
 	queue_work(rsw_iw_wq, &ep->release);
 }
 
-/* Local policy of a new connection with the ULP's IRD/ORD and data. */
+/*
+ * Local policy of a new connection: the device's settings @set with the
+ * ULP's IRD/ORD and data.
+ */
 static void rsw_iw_params(struct rsw_mpa_params *lp,
+			  const struct rsw_settings *set,
 			  const struct iw_cm_conn_param *p)
 {
-	rsw_mpa_params_init(lp);
-	lp->rev = rsw_mpa_rev == RSW_MPA_REV_1 ? RSW_MPA_REV_1 : RSW_MPA_REV_2;
-	lp->crc = rsw_mpa_crc;
-	lp->p2p = rsw_peer_to_peer && lp->rev == RSW_MPA_REV_2;
+	rsw_settings_mpa(set, lp);
 	if (p) {
 		lp->ird = min_t(u32, p->ird, RSW_MAX_RD_ATOM);
 		lp->ord = min_t(u32, p->ord, RSW_MAX_RD_ATOM);
 		lp->pd = p->private_data;
 		lp->pd_len = p->private_data_len;
 	}
+}
+
+/*
+ * An initiator whose only RTR type is Read raises an ORD of 0 to 1, as
+ * iw_cxgb4 does: the zero-length Read takes an ORD slot, and a ULP that
+ * never reads (nvme-rdma's host, an NFS client) asks for none.
+ */
+static void rsw_iw_ord_for_rtr(struct rsw_mpa_params *lp)
+{
+	if (lp->p2p && lp->rtr == RSW_MPA_RTR_READ && !lp->ord)
+		lp->ord = 1;
 }
 
 static void rsw_iw_event(struct iw_cm_id *id, struct iw_cm_event *ev)
@@ -196,6 +194,8 @@ static int rsw_iw_attach(struct rsw_iw_ep *ep, bool initiator,
 	}
 	ev->ird = min_t(u16, conn.ird, U8_MAX);
 	ev->ord = min_t(u16, conn.ord, U8_MAX);
+	conn.max_ulpdu = rsw_settings_max_ulpdu(&ep->set);
+	rsw_settings_sock(&ep->set, sock);
 	ret = rsw_stream_attach(ep->qp, sock, &conn, initiator,
 				&rsw_iw_stream_ops, ep);
 	rsw_cm_socket_placed(ep->cep);
@@ -357,11 +357,12 @@ static int rsw_iw_connect(struct iw_cm_id *cm_id,
 	if (!qp)
 		return -EINVAL;
 	rsw_iw_grant_remote(qp);
-	rsw_iw_params(&lp, param);
-	if (local->sa_family == args.remote->sa_family)
-		args.local = local;
 	ep = rsw_iw_ep_alloc(rsw);
 	ep->qp = qp;
+	rsw_iw_params(&lp, &ep->set, param);
+	rsw_iw_ord_for_rtr(&lp);
+	if (local->sa_family == args.remote->sa_family)
+		args.local = local;
 	cm_id->add_ref(cm_id);
 	ep->cm_id = cm_id;
 	args.ctx = ep;
@@ -397,7 +398,7 @@ static int rsw_iw_accept(struct iw_cm_id *cm_id,
 		rsw_iw_ep_release(ep);
 		return -EINVAL;
 	}
-	rsw_iw_params(&lp, param);
+	rsw_iw_params(&lp, &ep->set, param);
 	cm_id->add_ref(cm_id);
 	ep->cm_id = cm_id;
 	ret = rsw_cm_accept(ep->cep, &lp, ep);
@@ -497,6 +498,28 @@ static bool rsw_iw_wildcard(const struct sockaddr_storage *ss)
 	return false;
 }
 
+/*
+ * The addresses a wildcard listen of @cm_id binds, at most
+ * RSW_IW_MAX_LISTEN: those of its family on our netdev and, for an IPv6
+ * wildcard that is not IPv6-only (rdma_cm's afonly: net.ipv6.bindv6only
+ * unless the ULP set it), the IPv4 ones too, as a dual-stack [::] socket
+ * accepts them.  ib_srpt, for one, listens on [::]:port only.
+ */
+static unsigned int rsw_iw_wildcard_addrs(struct rsw_device *rsw,
+					  const struct iw_cm_id *cm_id,
+					  __be16 port,
+					  struct sockaddr_storage *addr)
+{
+	int family = cm_id->m_local_addr.ss_family;
+	unsigned int n;
+
+	n = rsw_iw_local_addrs(rsw, family, port, addr, RSW_IW_MAX_LISTEN);
+	if (family == AF_INET6 && !cm_id->afonly)
+		n += rsw_iw_local_addrs(rsw, AF_INET, port, addr + n,
+					RSW_IW_MAX_LISTEN - n);
+	return n;
+}
+
 static void rsw_iw_set_port(struct sockaddr_storage *ss, __be16 port)
 {
 	if (ss->ss_family == AF_INET)
@@ -523,6 +546,7 @@ static int rsw_iw_create_listen(struct iw_cm_id *cm_id, int backlog)
 {
 	struct rsw_device *rsw = to_rsw_dev(cm_id->device);
 	struct sockaddr_storage *addr;
+	struct rsw_settings set;
 	struct rsw_mpa_params lp;
 	struct rsw_cm_args args = {
 		.net = rsw_iw_net(rsw),
@@ -544,11 +568,11 @@ static int rsw_iw_create_listen(struct iw_cm_id *cm_id, int backlog)
 	l->cm_id = cm_id;
 	l->rsw = rsw;
 	args.ctx = l;
-	rsw_iw_params(&lp, NULL);
+	rsw_settings_get(rsw, &set);
+	rsw_iw_params(&lp, &set, NULL);
 	port = rsw_iw_port(&cm_id->m_local_addr);
 	if (rsw_iw_wildcard(&cm_id->m_local_addr)) {
-		n = rsw_iw_local_addrs(rsw, cm_id->m_local_addr.ss_family,
-				       port, addr, RSW_IW_MAX_LISTEN);
+		n = rsw_iw_wildcard_addrs(rsw, cm_id, port, addr);
 	} else {
 		addr[0] = cm_id->m_local_addr;
 		n = 1;

@@ -70,23 +70,6 @@ static void rsw_dealloc_driver(struct ib_device *ibdev)
 	queue_work(rsw_wq, &rsw->reap_work);
 }
 
-/* sysfs hca_type: how the userspace provider recognises our devices. */
-static ssize_t hca_type_show(struct device *device,
-			     struct device_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%s\n", RDMAP_SW_HCA_TYPE);
-}
-static DEVICE_ATTR_RO(hca_type);
-
-static struct attribute *rsw_dev_attrs[] = {
-	&dev_attr_hca_type.attr,
-	NULL,
-};
-
-static const struct attribute_group rsw_dev_attr_group = {
-	.attrs = rsw_dev_attrs,
-};
-
 static const struct ib_device_ops rsw_device_ops = {
 	.owner = THIS_MODULE,
 	.device_group = &rsw_dev_attr_group,
@@ -144,6 +127,7 @@ static struct rsw_device *rsw_device_alloc(struct net_device *ndev)
 	atomic_set(&rsw->num_pd, 0);
 	atomic_set(&rsw->num_cq, 0);
 	rsw_mr_table_init(&rsw->mrs);
+	rsw_settings_init(rsw);
 	rsw->netdev = ndev;
 	netdev_hold(ndev, &rsw->netdev_tracker, GFP_KERNEL);
 	rsw_init_ibdev(rsw);

@@ -142,10 +142,16 @@ static struct rsw_mr *rsw_mr_alloc(struct ib_pd *pd, enum rsw_mr_kind kind,
 	/* A process's objects to its memcg; a kernel ULP's to nobody's. */
 	gfp_t gfp = kind == RSW_MR_USER || kind == RSW_MR_WINDOW ?
 		    GFP_KERNEL_ACCOUNT : GFP_KERNEL;
-	struct rsw_mr *mr = kvzalloc(struct_size(mr, pages, npages), gfp);
+	u32 nbuf = kind == RSW_MR_FAST_REG ? 2 * npages : npages;
+	struct rsw_mr *mr = kvzalloc(struct_size(mr, page_buf, nbuf), gfp);
 
 	if (!mr)
 		return NULL;
+	mr->pages = mr->page_buf;
+	if (kind == RSW_MR_FAST_REG) {
+		mr->next_pages = mr->page_buf + npages;
+		mr->next_map.max = npages;
+	}
 	spin_lock_init(&mr->mws_lock);
 	INIT_LIST_HEAD(&mr->mws);
 	INIT_LIST_HEAD(&mr->mw_node);
@@ -725,18 +731,26 @@ static int rsw_mr_set_page(struct ib_mr *ibmr, u64 addr)
 	struct rsw_mr *mr = to_rsw_mr(ibmr);
 
 	lockdep_assert_held_write(&mr->lock);
-	if (mr->map.n == mr->map.max)
+	if (mr->next_map.n == mr->next_map.max)
 		return -ENOMEM;
+	/*
+	 * Each entry stands for a whole page of 1 << shift octets: one not
+	 * aligned to it (ib_map_mr_sg() races on ibmr->page_size with a
+	 * second map of the same MR) would let accesses run past its page.
+	 */
+	if (!IS_ALIGNED(addr, 1ULL << mr->next_map.shift))
+		return -EINVAL;
 	if (!virt_addr_valid(rsw_virt_dma_to_ptr(addr)))
 		return -EFAULT;
-	mr->pages[mr->map.n++] = addr;
+	mr->next_pages[mr->next_map.n++] = addr;
 	return 0;
 }
 
 /*
  * ops.map_mr_sg: ib_map_mr_sg() set ibmr->page_size; ib_sg_to_pages()
- * sets ibmr->iova and ->length and fills the page list.  Refused while the
- * MR is valid: accesses may be reading the page list.
+ * sets ibmr->iova and ->length and fills the next page list, which only
+ * the next REG_MR registers: allowed while the MR is valid (accesses walk
+ * the registered list, and check the registered iova and length).
  */
 static int rsw_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg,
 			 int sg_nents, unsigned int *sg_offset)
@@ -752,15 +766,11 @@ static int rsw_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg,
 		return -EINVAL;
 
 	write_lock_bh(&mr->lock);
-	if (mr->state == RSW_MR_VALID) {
-		ret = -EBUSY;
-		goto out_unlock;
-	}
-	mr->map.n = 0;
-	mr->map.shift = ilog2(psize);
+	mr->next_map.n = 0;
+	mr->next_map.shift = ilog2(psize);
 	ret = ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, rsw_mr_set_page);
-	mr->map.fbo = ibmr->iova & (psize - 1);
-out_unlock:
+	mr->next_map.fbo = ibmr->iova & (psize - 1);
+	mr->next_ready = true;
 	write_unlock_bh(&mr->lock);
 	return ret;
 }
@@ -911,10 +921,13 @@ static int rsw_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	return 0;
 }
 
-/* IB_WR_REG_MR, the part under mr->lock. */
+/*
+ * IB_WR_REG_MR, the part under mr->lock: registers the list the last
+ * map_mr_sg built, or again the registered one if none was built since.
+ */
 static int rsw_mr_fastreg_locked(struct rsw_mr *mr, u32 key, u32 rights)
 {
-	const struct rsw_mr_map *map = &mr->map;
+	const struct rsw_mr_map *map = mr->next_ready ? &mr->next_map : &mr->map;
 	u64 iova = mr->ibmr.iova;
 	u64 length = mr->ibmr.length;
 
@@ -929,6 +942,11 @@ static int rsw_mr_fastreg_locked(struct rsw_mr *mr, u32 key, u32 rights)
 		return -EINVAL;
 	if (length && iova > U64_MAX - (length - 1))
 		return -EINVAL;
+	if (mr->next_ready) {
+		swap(mr->map, mr->next_map);
+		swap(mr->pages, mr->next_pages);
+		mr->next_ready = false;
+	}
 	mr->iova = iova;
 	mr->length = length;
 	mr->access = rights;

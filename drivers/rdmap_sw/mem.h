@@ -29,6 +29,13 @@
 #define RSW_STAG_KEY_MASK	0xffU
 /* Index 0 is reserved: no valid STag has it. */
 #define RSW_STAG_INDEX_MAX	((1U << (32 - RSW_STAG_KEY_BITS)) - 1)
+/*
+ * The STag of our zero-length Write RTR: index 0, which no MR or window
+ * ever gets, so it is invalid here, and not 0, which hardware RNICs may
+ * treat as special.  A zero-length Write places nothing: we and siw
+ * accept it whatever its STag.
+ */
+#define RSW_STAG_RTR		0x000000ffU
 
 static inline u32 rsw_stag(u32 index, u8 key)
 {
@@ -122,6 +129,17 @@ struct rsw_mr {
 	u64 iova;			/* registered region: [iova, iova + length) */
 	u64 length;
 	struct rsw_mr_map map;		/* RSW_MR_FAST_REG and _USER */
+	u64 *pages;			/* map's list: what accesses walk */
+	/*
+	 * RSW_MR_FAST_REG: the list the last map_mr_sg built (next_ready),
+	 * which the next REG_MR makes the registered one by swapping it
+	 * with map and pages.  map_mr_sg may so run while the MR is still
+	 * valid, as ULPs rely on when a LOCAL_INV posted before the REG_MR
+	 * has yet to execute, without changing what the valid region maps.
+	 */
+	struct rsw_mr_map next_map;
+	u64 *next_pages;
+	bool next_ready;
 	struct ib_umem *umem;		/* RSW_MR_USER: released by dereg_mr */
 	/*
 	 * RSW_MR_FAST_REG and RSW_MR_WINDOW: TX pieces collected from this
@@ -147,7 +165,7 @@ struct rsw_mr {
 	/* RSW_MR_USER: the windows whose parent it is (dereg_mr detaches). */
 	spinlock_t mws_lock;		/* BH-safe, inside a window's lock */
 	struct list_head mws;
-	u64 pages[];			/* map.max entries */
+	u64 page_buf[];			/* map.max entries, 2x for fast-reg */
 };
 
 static inline struct rsw_mr *to_rsw_mr(struct ib_mr *ibmr)

@@ -20,10 +20,40 @@
  *    Request (7.1.1 R).  In a revision 1 frame the RFC 6581 bit is one of
  *    the Res bits and is ignored the same way.
  *  - C: CRC is on if either frame has C set (7.1.1 C).  A responder
- *    echoes the result in its Reply's C.
- *  - M: we do not send Markers, so a peer's M fails negotiation; a
- *    responder answers with a Reject frame (7.1.2 rule 2: a well-formed but
- *    unacceptable Request SHOULD get a Reject), an initiator closes.
+ *    echoes the result in its Reply's C.  An initiator whose policy
+ *    requires CRC refuses a Reply that does not (RSW_MPA_E_CRC): that
+ *    responder breaks the rule and may send FPDUs without it.
+ *  - M (7.1.1 M): set by the sender of a frame to require Markers in the
+ *    FPDUs it receives; each direction is decided alone.  A Request's M
+ *    makes the responder send Markers, a Reply's M the initiator.  We set
+ *    M when the local policy asks for Markers (the device's mpa_markers
+ *    setting), in Requests and in Replies alike, and honour a peer's M
+ *    in both MPA revisions (RFC 6581 leaves M as it is); a Reject frame
+ *    carries no M.  conn.tx_markers is the peer's M, conn.rx_markers ours.
+ *
+ * Markers, once in full operation (RFC 5044 sections 4 and 5; the
+ * framing itself is in fpdu.h, rx.c and tx.c/tx_sock.c):
+ *  - a Marker is 4 octets, 16 reserved bits (zero when sent, ignored on
+ *    receive except by the CRC) and the 16-bit FPDUPTR, whose two low bits
+ *    are zero when sent and taken as zero on receive;
+ *  - the first Marker goes immediately before the first FPDU of full
+ *    operation (stream offset 0 of each direction: the first octet after
+ *    its sender's Request or Reply) and one every 512 octets of the TCP
+ *    stream after it, wherever that falls: before an FPDU's ULPDU_Length,
+ *    inside the header or payload, in PAD or between PAD and CRC (FPDUs
+ *    start at multiples of 4, so never inside the CRC);
+ *  - FPDUPTR is the number of octets from the FPDU's ULPDU_Length back to
+ *    the Marker; a Marker right before an FPDU has FPDUPTR 0 and belongs to
+ *    that FPDU;
+ *  - Markers do not count in ULPDU_Length and do not change PAD (which
+ *    aligns ULPDU_Length + ULPDU only); the CRC covers every octet of the
+ *    FPDU before the CRC field, its Markers included (a leading one too);
+ *  - MULPDU with Markers leaves room for the most Markers an FPDU of EMSS
+ *    octets can hold (section 7.1 / fpdu.h rsw_mpa_mulpdu());
+ *  - a Marker whose FPDUPTR does not lead to the current FPDU's
+ *    ULPDU_Length stops the stream with a Terminate: LLP layer, MPA error,
+ *    "Marker and ULPDU Length field mismatch" (0x03), and the QP goes to
+ *    ERROR like on any other MPA error.
  *  - RFC 6581 data: in a revision 2 frame with the enhanced bit, the first
  *    four octets of the private data are P2P|Send RTR|IRD, Write RTR|Read
  *    RTR|ORD and count in PD_Length; a frame that sets the bit with fewer
@@ -39,7 +69,8 @@
  *    responder must echo P2P (RFC 6581 section 9.2: "If Control Flag A is
  *    1 in the MPA Request message, then the responder MUST set Control Flag
  *    A to 1 in the MPA reply message") with exactly one offered type it
- *    accepts, preferring Write (no reply, no receive consumed), then Read
+ *    accepts, preferring the type the device's rtr_prefer names if
+ *    offered, else Write (no reply, no receive consumed), then Read
  *    if its IRD is at least 1, then Send, then Read anyway, raising its
  *    IRD to 1 for the connection (what hardware does for cxgb4's default
  *    Read-only offer; the Reply and the ULP both see IRD 1); with none in
@@ -76,14 +107,14 @@ static const struct rsw_mpa_reason_info rsw_mpa_reasons[RSW_MPA_E_NUM] = {
 				 -EPROTO, RSW_MPA_EC_BAD_RR, false, false },
 	[RSW_MPA_E_REJECTED] = { "rejected by the peer", -ECONNREFUSED, 0,
 				 false, false },
-	[RSW_MPA_E_MARKERS] = { "peer requires MPA Markers", -EOPNOTSUPP, 0,
-				false, true },
 	[RSW_MPA_E_PD_IWCM] = { "private data longer than iw_cm carries",
 				-EMSGSIZE, 0, false, true },
 	[RSW_MPA_E_IRD] = { "insufficient IRD", -EPROTO, RSW_MPA_EC_IRD,
 			    true, true },
 	[RSW_MPA_E_NO_RTR] = { "no matching RTR option", -EPROTO,
 			       RSW_MPA_EC_NO_RTR, true, true },
+	[RSW_MPA_E_CRC] = { "the Reply declined the required CRC", -EPROTO,
+			    RSW_MPA_EC_BAD_RR, false, false },
 };
 
 static const struct rsw_mpa_reason_info rsw_mpa_reason_unknown = {
@@ -108,7 +139,8 @@ int rsw_mpa_params_check(const struct rsw_mpa_params *lp)
 	if (lp->ird > RSW_MPA_V2_IRD_ORD_MAX ||
 	    lp->ord > RSW_MPA_V2_IRD_ORD_MAX)
 		return -EINVAL;
-	if (lp->rtr & ~RSW_MPA_RTR_ALL)
+	if (lp->rtr & ~RSW_MPA_RTR_ALL || lp->rtr_prefer & ~RSW_MPA_RTR_ALL ||
+	    hweight8(lp->rtr_prefer) > 1)
 		return -EINVAL;
 	if (lp->pd_len > RSW_MPA_MAX_PD || (lp->pd_len && !lp->pd))
 		return -EINVAL;
@@ -133,6 +165,7 @@ int rsw_mpa_request(const struct rsw_mpa_params *lp, struct rsw_mpa_frame *req)
 	*req = (struct rsw_mpa_frame) {
 		.rev = lp->rev,
 		.crc = lp->crc,
+		.markers = lp->markers,
 		.enhanced = lp->rev == RSW_MPA_REV_2,
 		.pd = lp->pd,
 		.pd_len = lp->pd_len,
@@ -156,7 +189,7 @@ static bool rsw_mpa_frame_valid(const struct rsw_mpa_frame *f, bool reply)
 {
 	if (f->rev != RSW_MPA_REV_1 && f->rev != RSW_MPA_REV_2)
 		return false;
-	if (f->markers || (f->reject && !reply))
+	if (f->reject && !reply)
 		return false;
 	if (f->enhanced && f->rev != RSW_MPA_REV_2)
 		return false;
@@ -206,6 +239,7 @@ int rsw_mpa_build(const struct rsw_mpa_frame *f, bool reply, void *buf,
 	memcpy(rr.key, reply ? RSW_MPA_KEY_REP : RSW_MPA_KEY_REQ,
 	       RSW_MPA_KEY_LEN);
 	rsw_mpa_rr_set_crc(&rr, f->crc);
+	rsw_mpa_rr_set_markers(&rr, f->markers);
 	rsw_mpa_rr_set_reject(&rr, f->reject);
 	rsw_mpa_rr_set_enhanced(&rr, f->enhanced);
 	rsw_mpa_rr_set_rev(&rr, f->rev);
@@ -224,14 +258,17 @@ EXPORT_SYMBOL_IF_KUNIT(rsw_mpa_build);
  */
 
 /*
- * The RTR type a responder picks from @common, or NONE.  A Read RTR needs
- * an inbound Read: with @ird 0 it comes after Send, and when it is the
- * only choice the responder grants IRD 1 (rsw_mpa_rtr_ird()).  A listener
- * does not know its IRD before the ULP accepts, so a peer offering only
- * Read (cxgb4's default) must not be refused for an IRD of 0.
+ * The RTR type a responder picks from @common, or NONE: @prefer if it is
+ * offered, else by our order.  A Read RTR needs an inbound Read: with
+ * @ird 0 it comes after Send, and when it is the only choice the responder
+ * grants IRD 1 (rsw_mpa_rtr_ird()).  A listener does not know its IRD
+ * before the ULP accepts, so a peer offering only Read (cxgb4's default)
+ * must not be refused for an IRD of 0.
  */
-static u8 rsw_mpa_rtr_pick(u8 common, u16 ird)
+static u8 rsw_mpa_rtr_pick(u8 common, u8 prefer, u16 ird)
 {
+	if (common & prefer)
+		return prefer;
 	if (common & RSW_MPA_RTR_WRITE)
 		return RSW_MPA_RTR_WRITE;
 	if ((common & RSW_MPA_RTR_READ) && ird)
@@ -268,12 +305,10 @@ enum rsw_mpa_reason rsw_mpa_check_request(const struct rsw_mpa_params *lp,
 {
 	u8 common = lp->rtr & req->rtr;
 
-	if (req->markers)
-		return RSW_MPA_E_MARKERS;
 	if (req->pd_len > RSW_MPA_IWCM_MAX_PD)
 		return RSW_MPA_E_PD_IWCM;
 	if (rsw_mpa_rep_enhanced(lp, req) && req->p2p &&
-	    !rsw_mpa_rtr_pick(common, lp->ird))
+	    !rsw_mpa_rtr_pick(common, lp->rtr_prefer, lp->ird))
 		return RSW_MPA_E_NO_RTR;
 	return RSW_MPA_OK;
 }
@@ -324,14 +359,18 @@ enum rsw_mpa_reason rsw_mpa_accept(const struct rsw_mpa_params *lp,
 	}
 	rsw_mpa_reject(lp, req, rep);
 	rep->reject = false;
+	rep->markers = lp->markers;
 	if (rep->enhanced && req->p2p) {
 		rep->p2p = true;
-		rep->rtr = rsw_mpa_rtr_pick(lp->rtr & req->rtr, lp->ird);
+		rep->rtr = rsw_mpa_rtr_pick(lp->rtr & req->rtr, lp->rtr_prefer,
+					    lp->ird);
 		rep->ird = rsw_mpa_rtr_ird(rep->rtr, lp->ird);
 	}
 	*conn = (struct rsw_mpa_conn) {
 		.rev = rep->rev,
 		.crc = rep->crc,
+		.tx_markers = req->markers,
+		.rx_markers = rep->markers,
 		.enhanced = rep->enhanced,
 		.p2p = rep->p2p,
 		.rtr = rep->rtr,
@@ -371,8 +410,8 @@ static enum rsw_mpa_reason rsw_mpa_check_reply(const struct rsw_mpa_params *lp,
 		return RSW_MPA_E_REJECTED;
 	if (rep->rev < RSW_MPA_REV_1 || rep->rev > lp->rev)
 		return RSW_MPA_E_REV;
-	if (rep->markers)
-		return RSW_MPA_E_MARKERS;
+	if (lp->crc && lp->crc_required && !rep->crc)
+		return RSW_MPA_E_CRC;
 	if (rep->pd_len > RSW_MPA_IWCM_MAX_PD)
 		return RSW_MPA_E_PD_IWCM;
 	if (enhanced && rep->ord > lp->ird)
@@ -394,6 +433,8 @@ enum rsw_mpa_reason rsw_mpa_connected(const struct rsw_mpa_params *lp,
 	*conn = (struct rsw_mpa_conn) {
 		.rev = rep->rev,
 		.crc = lp->crc || rep->crc,
+		.tx_markers = rep->markers,
+		.rx_markers = lp->markers,
 		.enhanced = lp->rev == RSW_MPA_REV_2 &&
 			    rep->rev == RSW_MPA_REV_2 && rep->enhanced,
 		.ird = lp->ird,

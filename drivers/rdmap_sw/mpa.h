@@ -16,9 +16,10 @@
  *   rsw_mpa_rx_feed() until COMPLETE <-----  rsw_mpa_build(reply frame)
  *   rsw_mpa_connected() -> rsw_mpa_conn      (accept also gave rsw_mpa_conn)
  *
- * Markers are not implemented: this side never sets M, and a peer that sets
- * M (it requires Markers in what we send, RFC 5044 section 7.1.1) is turned
- * down with RSW_MPA_E_MARKERS.
+ * Markers (RFC 5044 sections 5 and 7.1.1) are negotiated per direction:
+ * the M bit of a frame asks for Markers in what its sender receives.  This
+ * side sets M when its policy asks (rsw_mpa_params.markers) and always
+ * honours a peer's M; rsw_mpa_conn says which directions carry Markers.
  */
 #ifndef _RDMAP_SW_MPA_H
 #define _RDMAP_SW_MPA_H
@@ -61,10 +62,10 @@ enum rsw_mpa_reason {
 	RSW_MPA_E_PD_LEN,	/* PD_Length above 512 */
 	RSW_MPA_E_ENHANCED,	/* RFC 6581 bit set, PD under 4 octets */
 	RSW_MPA_E_REJECTED,	/* the Reply has R set */
-	RSW_MPA_E_MARKERS,	/* the peer requires Markers */
 	RSW_MPA_E_PD_IWCM,	/* ULP private data over iw_cm's 255 */
 	RSW_MPA_E_IRD,		/* RFC 6581: insufficient IRD */
 	RSW_MPA_E_NO_RTR,	/* RFC 6581: no matching RTR option */
+	RSW_MPA_E_CRC,		/* CRC required, the Reply has no C */
 	RSW_MPA_E_NUM,
 };
 
@@ -95,12 +96,18 @@ struct rsw_mpa_reason_info {
  *        responder ignores it: it always honours a peer's ask.
  *  @rtr: RSW_MPA_RTR_* set; initiator: the types it can send, responder:
  *        the types it accepts.
+ *  @rtr_prefer: responder: the one type it picks first when offered (0:
+ *        Write, then Read, then Send).
+ *  @crc_required: initiator: refuse a Reply without C to a Request with C.
  */
 struct rsw_mpa_params {
 	u8		rev;
 	bool		crc;	/* ask for CRC (C) */
+	bool		crc_required;
+	bool		markers;	/* ask for Markers in what we receive (M) */
 	bool		p2p;
 	u8		rtr;
+	u8		rtr_prefer;
 	u16		ird;	/* local IRD, at most 0x3fff */
 	u16		ord;	/* local ORD, at most 0x3fff */
 	const void	*pd;	/* ULP private data */
@@ -139,7 +146,9 @@ struct rsw_mpa_frame {
 };
 
 /*
- * The negotiated connection, for QP setup.  @p2p: the initiator sends one
+ * The negotiated connection, for QP setup.  Markers are per direction
+ * (RFC 5044 section 7.1.1): each side's M asks for them in what it
+ * receives, whatever the other side asked.  @p2p: the initiator sends one
  * ready-to-receive message of type @rtr as its first FPDU and the responder
  * sends nothing before it has received it.  Without @p2p, RFC 5044 section
  * 7.1.2 rule 4 still holds: the responder sends no FPDU before it has
@@ -148,11 +157,14 @@ struct rsw_mpa_frame {
 struct rsw_mpa_conn {
 	u8		rev;
 	bool		crc;
+	bool		tx_markers;	/* we send Markers: the peer's M */
+	bool		rx_markers;	/* the peer sends Markers: our M */
 	bool		enhanced;	/* IRD/ORD were exchanged */
 	bool		p2p;
 	u8		rtr;		/* RTR type if @p2p, else 0 */
 	u16		ird;
 	u16		ord;
+	u32		max_ulpdu;	/* local TX cap, 0: none (not negotiated) */
 };
 
 /* -------------------------------------------------------------------------

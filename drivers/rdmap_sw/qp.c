@@ -224,6 +224,8 @@ static int rsw_qp_enter_idle(struct rsw_qp *qp, enum ib_qp_state to)
 		qp->last_wqe_due = false;
 		break;
 	}
+	/* No Terminate cause outlives the stream it belonged to. */
+	qp->term_vendor_err = 0;
 	qp->idle_state = to;
 	return 0;
 }
@@ -243,7 +245,8 @@ static int rsw_qp_enter_rts(struct rsw_qp *qp, enum ib_qp_state to)
 /*
  * CLOSING and TERMINATE change the state only; the stream's work item,
  * kicked after every state change, closes the connection in order
- * (CLOSING) or sends the Terminate.
+ * (CLOSING) or sends a Terminate and ends in ERROR (TERMINATE, see
+ * rsw_stream_run_locked()).
  */
 static int rsw_qp_enter_stream_end(struct rsw_qp *qp, enum ib_qp_state to)
 {
@@ -314,6 +317,12 @@ static void rsw_qp_kick_stream(struct rsw_qp *qp)
 	lockdep_assert_held(&qp->lock);
 	if (qp->stream)
 		rsw_stream_kick(qp->stream);
+}
+
+void rsw_qp_set_error_term(struct rsw_qp *qp, u32 vendor_err)
+{
+	rsw_qp_term_cause(qp, vendor_err);
+	rsw_qp_set_error(qp);
 }
 
 void rsw_qp_set_error(struct rsw_qp *qp)

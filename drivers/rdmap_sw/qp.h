@@ -180,6 +180,14 @@ struct rsw_qp {
 	struct rsw_srq *srq;		/* attr->srq, fixed; NULL: own RQ */
 	/* SRQ: IB_EVENT_QP_LAST_WQE_REACHED is owed (rq.lock). */
 	bool last_wqe_due;
+	/*
+	 * The Terminate (sent or received) that moved the QP to ERROR, as
+	 * cqe.vendor_err (RDMAP_SW_CQE_TERM_*), 0 for any other cause:
+	 * flushed work requests carry it.  Written under all three locks
+	 * on the way into ERROR and back to IDLE, read under either queue
+	 * lock.
+	 */
+	u32 term_vendor_err;
 
 	/*
 	 * The connection, once the CM attached one (stream.c); set under

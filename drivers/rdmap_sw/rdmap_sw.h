@@ -32,6 +32,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "mem.h"
+#include "settings.h"
 
 /* Every rdmap_sw device has exactly one port. */
 #define RSW_PORT 1
@@ -77,6 +78,10 @@ struct rsw_device {
 
 	/* STag index -> MR (mem.c); lookups under RCU from any context. */
 	struct rsw_mr_table mrs;
+
+	/* What new connections use (settings.h); process context only. */
+	spinlock_t settings_lock;
+	struct rsw_settings settings;
 };
 
 struct rsw_pd {

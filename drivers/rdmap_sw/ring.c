@@ -442,7 +442,7 @@ void rsw_wq_flush(struct rsw_qp *qp, struct rsw_wq *wq)
 		s->status = RDMAP_SW_WC_WR_FLUSH_ERR;
 		s->byte_len = 0;
 		s->ex_data = 0;
-		s->vendor_err = 0;
+		s->vendor_err = qp->term_vendor_err;
 		s->cqe_flags = 0;
 		s->solicited = false;
 		s->done = true;
@@ -810,6 +810,20 @@ static bool rsw_wq_take(struct rsw_qp *qp, struct rsw_wq *wq, void *copy,
 	return t == RSW_TAKE_OK;
 }
 
+void rsw_qp_term_cause(struct rsw_qp *qp, u32 vendor_err)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	spin_lock(&qp->sq.lock);
+	spin_lock(&qp->rq.lock);
+	if (qp->state != RSW_QPS_ERROR && !qp->term_vendor_err)
+		qp->term_vendor_err = vendor_err;
+	spin_unlock(&qp->rq.lock);
+	spin_unlock(&qp->sq.lock);
+	spin_unlock_irqrestore(&qp->lock, flags);
+}
+
 /*
  * Record the outcome @res of taken entry @idx and retire what is ready.  A
  * failure, or a completion lost to a full CQ, moves the QP to ERROR,
@@ -835,6 +849,9 @@ static void rsw_wq_finish(struct rsw_qp *qp, struct rsw_wq *wq, u32 idx,
 	s->byte_len = res->byte_len;
 	s->ex_data = res->ex_data;
 	s->vendor_err = res->vendor_err;
+	/* A taken entry flushed by the stream's end: its Terminate. */
+	if (res->status == RDMAP_SW_WC_WR_FLUSH_ERR && !res->vendor_err)
+		s->vendor_err = qp->term_vendor_err;
 	s->cqe_flags = res->cqe_flags;
 	s->solicited = res->solicited;
 	s->done = true;

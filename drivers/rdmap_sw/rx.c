@@ -461,13 +461,84 @@ static const rsw_rx_state_fn rsw_rx_states[RSW_RX_NSTATES] = {
 };
 
 /* -------------------------------------------------------------------------
+ * MPA Markers (RFC 5044 section 5), taken out of the stream before the
+ * states above see it.  rx->off counts every octet since the first FPDU of
+ * full operation, where the first Marker sits; a Marker occupies the four
+ * octets at each multiple of 512.  Each one is checked (section 4, the
+ * Marker format: the two low bits of FPDUPTR count as zero, the reserved
+ * field is ignored) and fed to the CRC of the FPDU it belongs to, which is the one whose octets
+ * follow it: at an FPDU boundary that is the next FPDU, whose CRC was just
+ * restarted.  A Marker that designates anything but the ULPDU_Length field
+ * of that FPDU stops the stream: LLP, MPA, Marker and ULPDU_Length
+ * mismatch (0x03).
+ */
+
+/* At an FPDU boundary: the next octet is an FPDU's first. */
+static bool rsw_rx_at_boundary(const struct rsw_rx *rx)
+{
+	return rx->state == RSW_RX_HDR && !rx->have;
+}
+
+static enum rsw_rx_state rsw_rx_marker(struct rsw_rx *rx,
+				       struct rsw_rx_in *in)
+{
+	u32 n = min_t(size_t, RSW_MPA_MARKER_LEN - rx->mk_have, in->len);
+	u32 moff, hdr;
+	u16 ptr;
+
+	memcpy(rx->mk + rx->mk_have, in->p, n);
+	rsw_rx_take(rx, in, NULL, n);
+	rx->mk_have += n;
+	rx->off += n;
+	if (rx->mk_have < RSW_MPA_MARKER_LEN)
+		return rx->state;
+	rx->mk_have = 0;
+	moff = rx->off - RSW_MPA_MARKER_LEN;
+	ptr = rx->mk[2] << 8 | rx->mk[3];
+	/* At a boundary the Marker is the next FPDU's: FPDUPTR 0. */
+	hdr = rsw_rx_at_boundary(rx) ? rx->off : rx->hdr_off;
+	if (rsw_mpa_marker_hdr(moff, ptr) != hdr)
+		return rsw_rx_fail_mpa(rx, RSW_MPA_EC_MARKER);
+	return rx->state;
+}
+
+/* The parser over @in up to the next Marker position, keeping rx->off. */
+static void rsw_rx_run_to_marker(struct rsw_rx *rx, struct rsw_rx_in *in)
+{
+	u32 gap = rsw_mpa_next_marker(rx->off);
+	struct rsw_rx_in run = { .p = in->p, .len = min_t(size_t, in->len, gap) };
+	size_t used;
+
+	while (run.len && rx->state != RSW_RX_ERROR && !rx->paused) {
+		if (rsw_rx_at_boundary(rx))
+			rx->hdr_off = rx->off + (run.p - in->p);
+		rx->state = rsw_rx_states[rx->state](rx, &run);
+	}
+	used = run.p - in->p;
+	rx->off += used;
+	in->p += used;
+	in->len -= used;
+}
+
+static size_t rsw_rx_feed_marked(struct rsw_rx *rx, struct rsw_rx_in *in)
+{
+	size_t len = in->len;
+
+	while (in->len && rx->state != RSW_RX_ERROR && !rx->paused) {
+		if (rx->mk_have || !rsw_mpa_next_marker(rx->off))
+			rx->state = rsw_rx_marker(rx, in);
+		else
+			rsw_rx_run_to_marker(rx, in);
+	}
+	return len - in->len;
+}
+
+/* -------------------------------------------------------------------------
  * Entry points.
  */
 int rsw_rx_init(struct rsw_rx *rx, const struct rsw_rx_config *cfg,
 		const struct rsw_rx_ops *ops, void *ctx)
 {
-	if (cfg->markers)
-		return -EOPNOTSUPP;
 	if (cfg->max_ulpdu < RSW_HDR_MAX_LEN)
 		return -EINVAL;
 	memset(rx, 0, sizeof(*rx));
@@ -484,6 +555,8 @@ size_t rsw_rx_feed(struct rsw_rx *rx, const u8 *data, size_t len)
 {
 	struct rsw_rx_in in = { .p = data, .len = len };
 
+	if (unlikely(rx->cfg.markers))
+		return rsw_rx_feed_marked(rx, &in);
 	while (in.len && rx->state != RSW_RX_ERROR && !rx->paused)
 		rx->state = rsw_rx_states[rx->state](rx, &in);
 	return len - in.len;
@@ -542,7 +615,7 @@ bool rsw_rx_eof(struct rsw_rx *rx)
 {
 	if (rx->state == RSW_RX_ERROR)
 		return false;
-	if (rx->state == RSW_RX_HDR && !rx->have)
+	if (rsw_rx_at_boundary(rx) && !rx->mk_have)
 		return true;
 	rx->state = rsw_rx_fail_mpa(rx, RSW_MPA_EC_TCP_LOST);
 	return false;

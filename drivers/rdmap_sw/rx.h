@@ -26,6 +26,11 @@
  * is never reported by seg_done(), so the consumer must not complete work
  * for it (RFC 5041 section 7: data is Delivered only with a valid segment).
  *
+ * MPA Markers (RFC 5044 section 5), when the peer sends them, never reach
+ * the states above: rsw_rx_feed() cuts the input at every Marker position,
+ * takes the Marker out, checks its FPDUPTR against where the current FPDU
+ * began and feeds it to the CRC, and hands the parser only FPDU octets.
+ *
  * seg_done() may pause the parser (rsw_rx_pause()): it then consumes
  * nothing after that segment until the consumer resumes it, so a delivery
  * that has to sleep can finish out of the parser's context, in order,
@@ -44,12 +49,6 @@ enum rsw_rx_state {
 	RSW_RX_PAYLOAD,		/* ULP payload, handed to the consumer */
 	RSW_RX_PAD,		/* 0..3 PAD octets */
 	RSW_RX_CRC,		/* 4-octet MPA CRC trailer */
-	/*
-	 * Marker removal goes here once Markers are negotiated (RFC 5044):
-	 * a state entered whenever the stream offset reaches a multiple of
-	 * 512, from any of the states above.  Not supported: rsw_rx_init()
-	 * refuses a configuration with Markers.
-	 */
 	RSW_RX_ERROR,		/* stopped: every further octet is ignored */
 	RSW_RX_NSTATES,
 };
@@ -147,7 +146,7 @@ struct rsw_rx_ops {
 /* Negotiated parameters of the stream. */
 struct rsw_rx_config {
 	bool crc;		/* MPA CRC negotiated: check every trailer */
-	bool markers;		/* MPA Markers negotiated: not supported */
+	bool markers;		/* the peer sends MPA Markers: strip them */
 	u16 max_ulpdu;		/* longest ULPDU accepted (MPA/LLP error above) */
 	/*
 	 * The QP's IB_QP_ACCESS_FLAGS (rsw_qp.access), read at every Write
@@ -170,6 +169,11 @@ struct rsw_rx {
 	u32 want;		/* header octets needed so far */
 	u32 done;		/* payload or PAD octets consumed */
 	u32 crc;		/* running CRC32c of the FPDU */
+	/* With Markers (cfg.markers) only: */
+	u32 off;		/* stream offset of the next octet */
+	u32 hdr_off;		/* stream offset of the FPDU's ULPDU_Length */
+	u32 mk_have;		/* octets of the Marker being collected */
+	u8 mk[RSW_MPA_MARKER_LEN];
 	bool ddp_hdr;		/* the DDP header is complete in hdr */
 	bool seg_valid;		/* header accepted: seg describes it */
 	bool paused;		/* rsw_rx_pause() until rsw_rx_resume() */

@@ -291,6 +291,7 @@ static int rsw_stream_send_rtr(struct rsw_stream *s)
 	switch (s->conn.rtr) {
 	case RSW_MPA_RTR_WRITE:
 		sqe->opcode = RDMAP_SW_WR_RDMA_WRITE;
+		sqe->rstag = RSW_STAG_RTR;
 		break;
 	case RSW_MPA_RTR_READ:
 		sqe->opcode = RDMAP_SW_WR_RDMA_READ;
@@ -350,9 +351,11 @@ static int rsw_stream_tx_rresp(struct rsw_stream *s)
 }
 
 /*
- * An Atomic Request could not be made (completed in error already): a
- * Terminate goes in its place, Local Catastrophic Error with no headers
- * (RFC 7306 section 8.1 rule 1), so the peer does not wait for it.
+ * A request could not be made (a WQE completed in error already: bad local
+ * SGE, length or shape, a Read or Atomic with ORD 0): a Terminate goes in
+ * its place, Local Catastrophic Error with no headers (RFC 5040 section
+ * 7.1 rule 1, RFC 7306 section 8.1 rule 1), so the peer hears why the
+ * stream ends instead of a reset.
  */
 static void rsw_stream_local_term(struct rsw_stream *s)
 {
@@ -361,6 +364,9 @@ static void rsw_stream_local_term(struct rsw_stream *s)
 	memset(&s->term, 0, sizeof(s->term));
 	s->term.why.layer = RSW_TERM_LAYER_RDMAP;
 	s->term.why.etype = RSW_RDMAP_ET_CATASTROPHIC;
+	rsw_qp_term_cause(s->qp, rsw_term_vendor_err(RSW_TERM_LAYER_RDMAP,
+						     RSW_RDMAP_ET_CATASTROPHIC,
+						     0));
 	rsw_stream_set_why(s, RSW_WHY_TERMINATE, -ECONNABORTED);
 }
 
@@ -676,6 +682,10 @@ static void rsw_stream_terminate(struct rsw_stream *s)
 	 * In the middle of an FPDU there is no place to put it, nor behind
 	 * an RTR still in the socket's way (which lingering sends first).
 	 */
+	/* Before the abort's flushes: they carry the cause. */
+	rsw_qp_term_cause(s->qp, rsw_term_vendor_err(s->term.why.layer,
+						     s->term.why.etype,
+						     s->term.why.ecode));
 	if (!s->ts.skip && !rsw_stream_rtr_busy(s)) {
 		rsw_stream_tx_abort(s);
 		s->tx_active = true;
@@ -691,11 +701,15 @@ static void rsw_stream_terminate(struct rsw_stream *s)
 	rsw_stream_linger(s);
 }
 
-/* A Terminate (@t, sent or received) ended RUN: QP to ERROR, tell the ULP. */
+/*
+ * A Terminate (@t, sent or received) ended RUN: QP to ERROR, its cause in
+ * the flushed completions' vendor_err, tell the ULP.
+ */
 static void rsw_stream_terminated(struct rsw_stream *s,
 				  const struct rsw_rx_term *t)
 {
-	rsw_qp_set_error(s->qp);
+	rsw_qp_set_error_term(s->qp, rsw_term_vendor_err(t->layer, t->etype,
+							 t->ecode));
 	rsw_stream_async(s, rsw_stream_term_is_access(t->layer, t->etype) ?
 			    IB_EVENT_QP_ACCESS_ERR : IB_EVENT_QP_FATAL);
 }
@@ -734,6 +748,18 @@ static bool rsw_stream_run_locked(struct rsw_stream *s,
 {
 	bool more = rsw_stream_rx(s);
 
+	/*
+	 * modify_qp to SQE (TERMINATE): the iWARP verbs' Terminate state
+	 * sends a Terminate, RDMAP Local Catastrophic Error as nothing on
+	 * the wire caused it, and the stream ends with the QP in ERROR.
+	 */
+	if (READ_ONCE(s->qp->state) == RSW_QPS_TERMINATE) {
+		/* A responder that has received nothing may send nothing. */
+		if (s->tx_hold)
+			rsw_stream_set_why(s, RSW_WHY_ABORT, -ECONNABORTED);
+		else
+			rsw_stream_local_term(s);
+	}
 	if (rsw_stream_tx_ready(s))
 		more |= rsw_stream_tx(s);
 	*why = s->why;
@@ -900,12 +926,15 @@ static int rsw_stream_setup(struct rsw_stream *s, struct rsw_qp *qp)
 {
 	struct rsw_tx_config tcfg = {
 		.crc = s->conn.crc,
+		.markers = s->conn.tx_markers,
 		.mss = tcp_sk(s->sock->sk)->mss_cache,
 		.ord = min_t(u32, s->conn.ord, RSW_MAX_RD_ATOM),
+		.max_ulpdu = s->conn.max_ulpdu,
 		.qp = qp->serial,
 	};
 	struct rsw_rx_config rcfg = {
 		.crc = s->conn.crc,
+		.markers = s->conn.rx_markers,
 		.max_ulpdu = U16_MAX,
 		.qp_access = &qp->access,
 	};

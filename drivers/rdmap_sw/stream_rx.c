@@ -45,6 +45,46 @@ static void rsw_stream_set_term(struct rsw_rx_term *t, u8 layer, u8 etype,
 	t->ecode = ecode;
 }
 
+/*
+ * Responder of the peer-to-peer model before the ready-to-receive message
+ * (RFC 6581 section 5): the peer's first FPDU must be the zero-length
+ * message of the negotiated type; a plain Send or one with Solicited
+ * Event is a Send RTR.
+ */
+static bool rsw_stream_is_rtr(const struct rsw_stream *s,
+			      const struct rsw_rx_seg *seg)
+{
+	switch (s->conn.rtr) {
+	case RSW_MPA_RTR_WRITE:
+		return seg->opcode == RSW_OP_WRITE && !seg->payload_len &&
+		       seg->last;
+	case RSW_MPA_RTR_READ:
+		return seg->opcode == RSW_OP_READ_REQ &&
+		       !seg->hdr->rreq.rreq.read_size;
+	default:
+		return (seg->opcode == RSW_OP_SEND ||
+			seg->opcode == RSW_OP_SEND_SE) &&
+		       !seg->payload_len && seg->last;
+	}
+}
+
+/*
+ * Anything but the RTR (or a Terminate) while it is awaited is refused
+ * before any of it is placed or delivered: RDMAP Remote Operation Error,
+ * unexpected opcode.
+ */
+static bool rsw_stream_rtr_refused(const struct rsw_stream *s,
+				   const struct rsw_rx_seg *seg,
+				   struct rsw_rx_term *term)
+{
+	if (!s->rtr_wait || seg->opcode == RSW_OP_TERMINATE ||
+	    rsw_stream_is_rtr(s, seg))
+		return false;
+	rsw_stream_set_term(term, RSW_TERM_LAYER_RDMAP, RSW_RDMAP_ET_REMOTE_OP,
+			    RSW_RDMAP_EC_OPCODE);
+	return true;
+}
+
 static void rsw_stream_mr_term(struct rsw_rx_term *t, enum rsw_mr_err err,
 			       enum rsw_mr_use use)
 {
@@ -116,6 +156,8 @@ static bool rsw_stream_place_untagged(void *ctx, const struct rsw_rx_seg *seg,
 	enum rsw_mr_err err;
 	u32 i, off = mo;
 
+	if (rsw_stream_rtr_refused(s, seg, term))
+		return false;
 	if (seg->qn != RSW_QN_SEND || !r->active || r->rtr)
 		goto catastrophic;
 	for (i = 0; i < r->rqe.num_sge && len; i++) {
@@ -161,6 +203,8 @@ static bool rsw_stream_place_tagged(void *ctx, const struct rsw_rx_seg *seg,
 	struct rsw_mr_ref ref;
 	enum rsw_mr_err err;
 
+	if (rsw_stream_rtr_refused(s, seg, term))
+		return false;
 	if (seg->opcode == RSW_OP_READ_RESP) {
 		const struct rsw_tx_rd *rd = rsw_tx_read_oldest(&s->tx);
 
@@ -270,9 +314,14 @@ static bool rsw_stream_send_done(struct rsw_stream *s,
 					       s->qp->serial, seg->inval_stag,
 					       &s->deferred.mr);
 		if (err) {
+			rsw_stream_mr_term(term, err, RSW_MR_USE_INVALIDATE);
+			/* Before the completion in error moves the QP. */
+			rsw_qp_term_cause(s->qp,
+					  rsw_term_vendor_err(term->layer,
+							      term->etype,
+							      term->ecode));
 			res.status = RDMAP_SW_WC_REM_INV_REQ_ERR;
 			rsw_qp_rq_complete(s->qp, r->idx, &res);
-			rsw_stream_mr_term(term, err, RSW_MR_USE_INVALIDATE);
 			return false;
 		}
 		res.cqe_flags = RDMAP_SW_CQE_WITH_INV;
@@ -502,6 +551,8 @@ static bool rsw_stream_seg_done(void *ctx, const struct rsw_rx_seg *seg,
 	}
 	if (s->why)		/* after a Terminate nothing counts */
 		return true;
+	if (rsw_stream_rtr_refused(s, seg, term))
+		return false;
 	return rsw_rdmap_ops[seg->opcode].deliver(s, seg, term);
 }
 
@@ -519,6 +570,8 @@ static void rsw_stream_rx_stop(void *ctx, const struct rsw_rx_seg *seg,
 	}
 	if (s->why)
 		return;
+	rsw_qp_term_cause(s->qp, rsw_term_vendor_err(term->layer, term->etype,
+						     term->ecode));
 	memset(t, 0, sizeof(*t));
 	t->why = *term;
 	memcpy(t->hdr, s->rx.hdr_octets, sizeof(t->hdr));

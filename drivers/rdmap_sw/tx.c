@@ -6,9 +6,13 @@
  *
  * One message is in progress at a time (tx->msg).  It is cut into DDP
  * segments of at most tx->mulpdu octets of ULPDU (RFC 5044 MULPDU of the
- * MSS, no Markers); a segment also ends early when its payload pieces run
- * out.  Each FPDU is described in two passes over its payload source: the
- * first collects the (page, offset, length) pieces, the second, once the
+ * MSS; with Markers, of an EMSS of at most RSW_TX_MARKER_EMSS); a segment
+ * also ends early when its payload pieces run out.  With Markers each FPDU
+ * knows its stream offset (tx->off counts the octets the sink took) and
+ * carries its Markers; the sink puts them in place and the CRC covers them
+ * in stream order (rsw_tx_crc()).  Each FPDU is described in two passes
+ * over its payload source: the first collects the (page, offset, length)
+ * pieces, the second, once the
  * header (which holds the length) is known, feeds the same pieces to the
  * CRC under the MR lock, so every byte is read once and only through
  * mem.c's checked walk.  Described FPDUs go to the sink in batches;
@@ -161,6 +165,7 @@ struct rsw_tx_walk {
 	u32 want;		/* octets the pass may cover */
 	u32 got;		/* octets covered so far */
 	u32 crc;		/* second pass: running CRC */
+	u32 pos;		/* second pass: plain FPDU offset (Markers) */
 	u32 i;			/* second pass: next piece to match */
 	struct rsw_mr *mr;	/* MR being walked (first pass: holds) */
 	bool stop;		/* first pass: pieces ran out */
@@ -209,6 +214,22 @@ static void rsw_tx_release(struct rsw_tx *tx, unsigned int n)
 		rsw_tx_release_fpdu(&tx->batch[i]);
 }
 
+/*
+ * Feed @len octets at plain offset *@pos of @f to @crc, in stream order with
+ * the Markers among them (RFC 5044: the CRC covers the Markers inside the
+ * FPDU), each octet once.
+ */
+static u32 rsw_tx_crc(const struct rsw_tx_fpdu *f, u32 crc, u32 *pos,
+		      const void *p, u32 len)
+{
+	if (f->nmk)
+		crc = rsw_mpa_crc_update_mk(crc, f->start, *pos, p, len);
+	else
+		crc = rsw_mpa_crc_update(crc, p, len);
+	*pos += len;
+	return crc;
+}
+
 static bool rsw_tx_crc_piece(void *arg, struct page *page, unsigned int off,
 			     unsigned int len)
 {
@@ -222,7 +243,7 @@ static bool rsw_tx_crc_piece(void *arg, struct page *page, unsigned int off,
 		return false;
 	}
 	va = kmap_local_page(page);
-	w->crc = rsw_mpa_crc_update(w->crc, va + off, len);
+	w->crc = rsw_tx_crc(w->f, w->crc, &w->pos, va + off, len);
 	kunmap_local(va);
 	w->i++;
 	w->got += len;
@@ -319,20 +340,25 @@ static enum rsw_mr_err rsw_tx_pieces(struct rsw_tx *tx, struct rsw_tx_fpdu *f,
 	return err;
 }
 
-/* Second pass: CRC of the payload described by the first. */
+/*
+ * Second pass: CRC of the payload described by the first, at message
+ * offset @pos; *@crc runs on, from plain FPDU offset f->hdr_len.
+ */
 static enum rsw_mr_err rsw_tx_payload_crc(struct rsw_tx *tx,
 					  struct rsw_tx_fpdu *f, u32 pos,
 					  u32 *crc)
 {
 	struct rsw_tx_walk w = {
 		.f = f, .want = f->payload_len, .crc = *crc,
+		.pos = f->hdr_len,
 	};
 	enum rsw_mr_err err;
 
 	if (!f->payload_len)
 		return RSW_MR_OK;
 	if (tx->msg.src == RSW_TX_SRC_INLINE) {
-		*crc = rsw_mpa_crc_update(*crc, f->piece[0].kva, f->payload_len);
+		*crc = rsw_tx_crc(f, *crc, &w.pos, f->piece[0].kva,
+				  f->payload_len);
 		return RSW_MR_OK;
 	}
 	err = rsw_tx_walk_src(tx, pos, rsw_tx_crc_piece, &w);
@@ -352,26 +378,64 @@ static enum rsw_mr_err rsw_tx_trailer(struct rsw_tx *tx,
 	u32 pad = rsw_mpa_pad(f->hdr_len - RSW_MPA_HDR_LEN + f->payload_len);
 	__le32 trailer = 0;
 	enum rsw_mr_err err;
-	u32 crc;
+	u32 crc, at = 0;
 
 	memset(f->trailer, 0, sizeof(f->trailer));
 	f->trailer_len = pad + RSW_MPA_CRC_LEN;
 	if (tx->cfg.crc) {
-		crc = rsw_mpa_crc_update(rsw_mpa_crc_init(), f->hdr_octets,
-					 f->hdr_len);
+		crc = rsw_tx_crc(f, rsw_mpa_crc_init(), &at, f->hdr_octets,
+				 f->hdr_len);
 		err = rsw_tx_payload_crc(tx, f, pos, &crc);
 		if (err)
 			return err;
-		crc = rsw_mpa_crc_update(crc, zero, pad);
+		at += f->payload_len;
+		crc = rsw_tx_crc(f, crc, &at, zero, pad);
+		if (f->nmk)
+			crc = rsw_mpa_crc_mk_end(crc, f->start, at);
 		trailer = rsw_mpa_crc_final(crc);
 	}
 	memcpy(f->trailer + pad, &trailer, sizeof(trailer));
 	return RSW_MR_OK;
 }
 
-/* Describe the FPDU of the segment at message offset @pos into @f. */
+/*
+ * The Markers of @f, which starts at stream offset @start (RFC 5044
+ * section 5: one at every 512th octet of the stream, counted from the
+ * first FPDU of full operation), from its plain length; none without.
+ */
+static void rsw_tx_markers(struct rsw_tx *tx, struct rsw_tx_fpdu *f,
+			   u32 start)
+{
+	u32 k;
+
+	f->start = start;
+	f->nmk = 0;
+	if (!tx->cfg.markers)
+		return;
+	f->nmk = rsw_mpa_markers(start, f->hdr_len + f->payload_len +
+					 rsw_mpa_pad(f->hdr_len -
+						     RSW_MPA_HDR_LEN +
+						     f->payload_len) +
+					 RSW_MPA_CRC_LEN);
+	/* The 8 KiB cap on FPDUs with Markers keeps this at most 16. */
+	f->nmk = min_t(u32, f->nmk, ARRAY_SIZE(f->mk));
+	for (k = 0; k < f->nmk; k++)
+		f->mk[k] = rsw_mpa_marker(start, k);
+}
+
+/* Octets @f occupies in the stream, Markers included. */
+static u32 rsw_tx_fpdu_len(const struct rsw_tx_fpdu *f)
+{
+	return f->hdr_len + f->payload_len + f->trailer_len +
+	       f->nmk * RSW_MPA_MARKER_LEN;
+}
+
+/*
+ * Describe the FPDU of the segment at message offset @pos, starting at
+ * stream offset @start, into @f.
+ */
 static enum rsw_mr_err rsw_tx_fpdu(struct rsw_tx *tx, struct rsw_tx_fpdu *f,
-				   u32 pos)
+				   u32 pos, u32 start)
 {
 	const struct rsw_tx_msg *m = &tx->msg;
 	u32 room = tx->mulpdu - rsw_tx_hdr_room(tx);
@@ -382,11 +446,18 @@ static enum rsw_mr_err rsw_tx_fpdu(struct rsw_tx *tx, struct rsw_tx_fpdu *f,
 		return err;
 	f->msg_end = pos + f->payload_len;
 	f->last = f->msg_end == m->len;
-	f->splice = m->kind == RSW_TX_RRESP && !tx->cfg.crc;
+	/*
+	 * With Markers a page would be cut into spliced runs every 512
+	 * octets around copied Markers: copy instead (an untested path and
+	 * no gain at that granularity).
+	 */
+	f->splice = m->kind == RSW_TX_RRESP && !tx->cfg.crc &&
+		    !tx->cfg.markers;
 	f->hdr_len = rsw_tx_hdr(tx, f, pos);
 	f->hdr.c.ctrl = rsw_ctrl_word(m->op, f->last);
 	rsw_set_mpa_len(&f->hdr.c, f->hdr_len - RSW_MPA_HDR_LEN +
 				   f->payload_len);
+	rsw_tx_markers(tx, f, start);
 	return rsw_tx_trailer(tx, f, pos);
 }
 
@@ -396,14 +467,14 @@ static enum rsw_mr_err rsw_tx_fpdu(struct rsw_tx *tx, struct rsw_tx_fpdu *f,
  */
 static enum rsw_mr_err rsw_tx_describe(struct rsw_tx *tx)
 {
-	u32 pos = tx->msg.done;
+	u32 pos = tx->msg.done, start = tx->off;
 	enum rsw_mr_err err;
 
 	tx->nbatch = 0;
 	while (tx->nbatch < RSW_TX_BATCH) {
 		struct rsw_tx_fpdu *f = &tx->batch[tx->nbatch];
 
-		err = rsw_tx_fpdu(tx, f, pos);
+		err = rsw_tx_fpdu(tx, f, pos, start);
 		if (err) {
 			/* The failed FPDU's pieces up to the failure too. */
 			rsw_tx_release(tx, tx->nbatch + 1);
@@ -412,6 +483,7 @@ static enum rsw_mr_err rsw_tx_describe(struct rsw_tx *tx)
 		}
 		tx->nbatch++;
 		pos = f->msg_end;
+		start += rsw_tx_fpdu_len(f);
 		if (f->last)
 			break;
 	}
@@ -426,7 +498,7 @@ static enum rsw_mr_err rsw_tx_describe(struct rsw_tx *tx)
 static int rsw_tx_push(struct rsw_tx *tx, bool *last)
 {
 	const struct rsw_tx_fpdu *f;
-	int n;
+	int i, n;
 
 	n = tx->sink->send(tx->sink_ctx, tx->batch, tx->nbatch,
 			   !tx->batch[tx->nbatch - 1].last || tx->msg_more ||
@@ -436,6 +508,8 @@ static int rsw_tx_push(struct rsw_tx *tx, bool *last)
 		return n;
 	if (WARN_ON_ONCE(n > tx->nbatch))
 		n = tx->nbatch;
+	for (i = 0; i < n; i++)
+		tx->off += rsw_tx_fpdu_len(&tx->batch[i]);
 	if (n) {
 		f = &tx->batch[n - 1];
 		tx->msg.done = f->msg_end;
@@ -478,8 +552,10 @@ int rsw_tx_init(struct rsw_tx *tx, const struct rsw_tx_config *cfg,
 	int i;
 
 	if (cfg->markers)
-		return -EOPNOTSUPP;
-	mulpdu = rsw_mpa_mulpdu(cfg->mss, false);
+		mulpdu = rsw_mpa_mulpdu(min_t(u32, cfg->mss,
+					      RSW_TX_MARKER_EMSS), true);
+	else
+		mulpdu = rsw_mpa_mulpdu(cfg->mss, false);
 	if (cfg->max_ulpdu)
 		mulpdu = min(mulpdu, cfg->max_ulpdu);
 	/* Room for the largest header and at least one payload octet. */
@@ -531,6 +607,16 @@ static u8 rsw_tx_send_op(const struct rdmap_sw_sqe *sqe)
 }
 
 /*
+ * A Read or Atomic Request on a connection with ORD 0 (the ULP asked for
+ * none, or a peer without RFC 6581 numbers left it at that) would wait
+ * for a credit that never comes: it fails instead.
+ */
+static bool rsw_tx_no_ord(const struct rsw_tx *tx)
+{
+	return !tx->cfg.ord;
+}
+
+/*
  * Read Request of the WQE copy: sink = its local SGE (one, or none for
  * zero length), source = the peer's rstag/raddr.  0 or the WC status.
  */
@@ -540,7 +626,7 @@ static u8 rsw_tx_read_msg(struct rsw_tx *tx)
 	struct rsw_rdmap_rreq *rr = &tx->msg.rreq.rreq;
 	struct rsw_mr_ref ref;
 
-	if (sqe->num_sge > 1)
+	if (sqe->num_sge > 1 || rsw_tx_no_ord(tx))
 		return RDMAP_SW_WC_LOC_QP_OP_ERR;
 	memset(&tx->msg.rreq, 0, sizeof(tx->msg.rreq));
 	if (sqe->num_sge && sqe->sge[0].length) {
@@ -625,6 +711,8 @@ static u8 rsw_tx_atomic_msg(struct rsw_tx *tx)
 	if (sqe->num_sge != 1 || sqe->flags & RDMAP_SW_SQE_INLINE ||
 	    res->length != sizeof(u64))
 		return RDMAP_SW_WC_LOC_LEN_ERR;
+	if (rsw_tx_no_ord(tx))
+		return RDMAP_SW_WC_LOC_QP_OP_ERR;
 	/* The peer would end the connection for it (RFC 7306 section 8.2). */
 	if (!IS_ALIGNED(sqe->raddr, sizeof(u64)))
 		return RDMAP_SW_WC_LOC_QP_OP_ERR;
@@ -797,13 +885,19 @@ int rsw_tx_wqe(struct rsw_tx *tx, struct rsw_qp *qp,
 	status = rsw_tx_wqe_msg(tx);
 	if (status != RDMAP_SW_WC_SUCCESS) {
 		rsw_tx_idle(tx);
-		if (qp)
+		if (qp) {
+			/* The caller's Terminate; its cause first. */
+			rsw_qp_term_cause(qp, rsw_term_vendor_err(RSW_TERM_LAYER_RDMAP,
+								  RSW_RDMAP_ET_CATASTROPHIC,
+								  0));
 			rsw_qp_sq_complete(qp, idx, status, 0);
+		}
 		/*
-		 * An Atomic Request that cannot be made is replaced by a
-		 * Terminate (RFC 7306 section 8.1 rule 1): the caller's.
+		 * A request that cannot be made is replaced by a Terminate
+		 * (RFC 5040 section 7.1 rule 1, RFC 7306 section 8.1 rule
+		 * 1): the caller's.
 		 */
-		return rsw_tx_sqe_atomic(&tx->sqe) ? -EPROTO : -EINVAL;
+		return -EPROTO;
 	}
 	return rsw_tx_resume(tx, qp);
 }
@@ -954,7 +1048,8 @@ static bool rsw_tx_blocked(const struct rsw_tx *tx)
 
 	if (sqe->flags & RDMAP_SW_SQE_FENCE && out)
 		return true;
-	return read && out >= tx->cfg.ord;
+	/* With no ORD at all it fails instead (rsw_tx_no_ord()). */
+	return read && tx->cfg.ord && out >= tx->cfg.ord;
 }
 
 /*
@@ -1001,8 +1096,6 @@ int rsw_tx_process(struct rsw_tx *tx, struct rsw_qp *qp, unsigned int budget)
 		/* Another WQE to send in this run: let the sink coalesce. */
 		tx->msg_more = done < budget && qp && rsw_qp_sq_pending(qp);
 		ret = rsw_tx_wqe(tx, qp, &tx->sqe, tx->sqe_idx);
-		if (ret == -EINVAL)
-			continue;	/* completed with an error already */
 		if (ret)
 			return ret;
 	}

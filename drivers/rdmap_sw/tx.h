@@ -52,6 +52,14 @@
 #define RSW_TX_MAX_PIECES	24
 /* FPDUs described before the sink is called. */
 #define RSW_TX_BATCH		8
+/*
+ * With Markers, FPDUs are sized for an EMSS of at most this (a sender may
+ * send FPDUs smaller than MULPDU), which bounds the Markers inside one
+ * FPDU, and so the bio_vecs of a batch, to RSW_TX_MAX_MARKERS.
+ */
+#define RSW_TX_MARKER_EMSS	8192
+#define RSW_TX_MAX_MARKERS	(RSW_TX_MARKER_EMSS / \
+				 (RSW_MPA_MARKER_SPACING - RSW_MPA_MARKER_LEN) + 2)
 
 /*
  * One payload piece: @page + @off, or @kva when @page is NULL.  A page
@@ -66,7 +74,12 @@ struct rsw_tx_piece {
 	enum rsw_mr_hold hold;
 };
 
-/* One FPDU as sent: hdr_len header octets, the pieces, trailer_len octets. */
+/*
+ * One FPDU as sent: hdr_len header octets, the pieces, trailer_len octets
+ * (payload_len + hdr_len + trailer_len: its plain length), with, when the
+ * stream sends MPA Markers, its @nmk Markers inserted by the sink: Marker
+ * k goes right before plain octet rsw_mpa_mk_plain(@start, k).
+ */
 struct rsw_tx_fpdu {
 	union {
 		union rsw_hdr hdr;
@@ -78,6 +91,9 @@ struct rsw_tx_fpdu {
 	u32 trailer_len;		/* PAD + CRC */
 	u8 trailer[RSW_MPA_ALIGN - 1 + RSW_MPA_CRC_LEN];
 	u32 msg_end;			/* message offset after this FPDU */
+	u32 start;			/* stream offset of its first octet */
+	u32 nmk;			/* Markers inside it (0 without) */
+	struct rsw_mpa_marker mk[RSW_TX_MAX_MARKERS];
 	bool last;			/* DDP L flag */
 	/*
 	 * Page pieces may be spliced (zero copy): a Read Response without MPA CRC,
@@ -111,7 +127,7 @@ struct rsw_tx_sink_ops {
 /* Negotiated parameters of the stream. */
 struct rsw_tx_config {
 	bool crc;		/* MPA CRC negotiated (else the field is 0) */
-	bool markers;		/* MPA Markers: not supported */
+	bool markers;		/* send MPA Markers (the peer asked) */
 	u32 mss;		/* effective MSS of the TCP connection */
 	u32 max_ulpdu;		/* optional lower cap on the ULPDU, 0: none */
 	u32 ord;		/* Reads in flight at most (ORD); 0: none */
@@ -227,15 +243,18 @@ struct rsw_tx {
 	u32 rd_head;
 	u32 rd_tail;
 
+	/* Stream offset of the next FPDU (Marker positions): sent octets. */
+	u32 off;
 	u32 nbatch;
 	struct rsw_tx_fpdu batch[RSW_TX_BATCH];
 };
 
 /*
  * Bio_vecs of one batch: header, trailer and pointer pieces may each
- * straddle a page end.
+ * straddle a page end; each Marker is one and splits one more.
  */
-#define RSW_TX_SOCK_BVECS	(RSW_TX_BATCH * (2 * RSW_TX_MAX_PIECES + 4))
+#define RSW_TX_SOCK_BVECS	(RSW_TX_BATCH * (2 * RSW_TX_MAX_PIECES + 4 + \
+						 2 * RSW_TX_MAX_MARKERS))
 
 /* The socket sink (tx_sock.c): one per stream, owned with its rsw_tx. */
 struct rsw_tx_sock {

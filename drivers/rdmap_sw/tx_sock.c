@@ -16,6 +16,12 @@
  * engine dropped its hold.  Nothing here keeps a pointer to a piece past
  * the return; the bio_vecs in @ts are rebuilt on every call.
  *
+ * Markers.  With MPA Markers negotiated, each FPDU carries its own (tx.h):
+ * the bio_vecs of its header, pieces and trailer are cut at their plain
+ * offsets and a bio_vec of the Marker goes in between, so a Marker may
+ * split the header, a (spliced or copied) payload page or PAD from CRC.
+ * The Markers live in the FPDU description and are copied by TCP.
+ *
  * A partial send.  TCP may take part of an FPDU.  That FPDU then counts as
  * not taken, and the sink remembers how many of its octets went out
  * (@skip); the engine describes the same FPDU again on its next call
@@ -38,6 +44,7 @@
 #include <net/tcp.h>
 
 #include "internal.h"
+#include "fpdu.h"
 
 /* Page of a kernel address in the linear map or vmalloc space, or NULL. */
 static struct page *rsw_tx_sock_page(const void *kva)
@@ -49,21 +56,83 @@ static struct page *rsw_tx_sock_page(const void *kva)
 	return NULL;
 }
 
+/*
+ * Building one FPDU's bio_vecs: where the next one goes, and the FPDU's
+ * Markers (tx.h): @pos is the plain offset of the next octet appended, @k
+ * the next Marker, which goes right before plain octet @next.
+ */
+struct rsw_tx_sock_cur {
+	const struct rsw_tx_fpdu *f;
+	unsigned int nbv;
+	u32 pos;
+	u32 k;
+	u32 next;
+};
+
+static bool rsw_tx_sock_bvec(struct rsw_tx_sock *ts,
+			     struct rsw_tx_sock_cur *c, struct page *page,
+			     u32 off, u32 len, bool zc);
+
 /* Append [@kva, @kva + @len) cut at page ends; false if out of room. */
-static bool rsw_tx_sock_kva(struct rsw_tx_sock *ts, unsigned int *nbv,
-			    const void *kva, u32 len)
+static bool rsw_tx_sock_kva(struct rsw_tx_sock *ts, struct rsw_tx_sock_cur *c,
+			    const void *kva, u32 len, bool marker)
 {
 	while (len) {
 		u32 off = offset_in_page(kva);
 		u32 n = min_t(u32, len, PAGE_SIZE - off);
 		struct page *page = rsw_tx_sock_page(kva);
 
-		if (!page || *nbv == ARRAY_SIZE(ts->bv))
+		if (!page)
 			return false;
-		ts->zc[*nbv] = false;
-		bvec_set_page(&ts->bv[(*nbv)++], page, n, off);
+		if (marker) {
+			if (c->nbv == ARRAY_SIZE(ts->bv))
+				return false;
+			ts->zc[c->nbv] = false;
+			bvec_set_page(&ts->bv[c->nbv++], page, n, off);
+		} else if (!rsw_tx_sock_bvec(ts, c, page, off, n, false)) {
+			return false;
+		}
 		kva += n;
 		len -= n;
+	}
+	return true;
+}
+
+/* Marker c->k goes in now, before plain octet c->next. */
+static bool rsw_tx_sock_marker(struct rsw_tx_sock *ts,
+			       struct rsw_tx_sock_cur *c)
+{
+	const struct rsw_mpa_marker *m = &c->f->mk[c->k++];
+
+	c->next = c->k < c->f->nmk ? rsw_mpa_mk_plain(c->f->start, c->k) :
+				     U32_MAX;
+	return rsw_tx_sock_kva(ts, c, m, sizeof(*m), true);
+}
+
+/*
+ * Append FPDU octets [@off, @off + @len) of @page, the Markers that fall
+ * before or among them in their places; false if out of room.
+ */
+static bool rsw_tx_sock_bvec(struct rsw_tx_sock *ts,
+			     struct rsw_tx_sock_cur *c, struct page *page,
+			     u32 off, u32 len, bool zc)
+{
+	u32 n;
+
+	while (len) {
+		if (c->pos == c->next) {
+			if (!rsw_tx_sock_marker(ts, c))
+				return false;
+			continue;
+		}
+		if (c->nbv == ARRAY_SIZE(ts->bv))
+			return false;
+		n = min(len, c->next - c->pos);
+		ts->zc[c->nbv] = zc;
+		bvec_set_page(&ts->bv[c->nbv++], page, n, off);
+		off += n;
+		len -= n;
+		c->pos += n;
 	}
 	return true;
 }
@@ -86,29 +155,40 @@ static bool rsw_tx_sock_can_splice(const struct rsw_tx_fpdu *f,
 	       p->hold == RSW_MR_HOLD_PAGE && sendpage_ok(p->page);
 }
 
-/* The bio_vecs of FPDU @f; its length in *@len, or false. */
+/*
+ * The bio_vecs of FPDU @f, Markers in place (none lies past the CRC);
+ * its length in the stream in *@len, or false.
+ */
 static bool rsw_tx_sock_fpdu(struct rsw_tx_sock *ts, unsigned int *nbv,
 			     const struct rsw_tx_fpdu *f, u32 *len)
 {
+	struct rsw_tx_sock_cur c = {
+		.f = f, .nbv = *nbv,
+		.next = f->nmk ? rsw_mpa_mk_plain(f->start, 0) : U32_MAX,
+	};
 	u32 i;
 
-	if (!rsw_tx_sock_kva(ts, nbv, f->hdr_octets, f->hdr_len))
+	if (!rsw_tx_sock_kva(ts, &c, f->hdr_octets, f->hdr_len, false))
 		return false;
 	for (i = 0; i < f->npieces; i++) {
 		const struct rsw_tx_piece *p = &f->piece[i];
 
 		if (!p->page) {
-			if (!rsw_tx_sock_kva(ts, nbv, p->kva, p->len))
+			if (!rsw_tx_sock_kva(ts, &c, p->kva, p->len, false))
 				return false;
 			continue;
 		}
-		if (*nbv == ARRAY_SIZE(ts->bv))
+		if (!rsw_tx_sock_bvec(ts, &c, p->page, p->off, p->len,
+				      rsw_tx_sock_can_splice(f, p)))
 			return false;
-		ts->zc[*nbv] = rsw_tx_sock_can_splice(f, p);
-		bvec_set_page(&ts->bv[(*nbv)++], p->page, p->len, p->off);
 	}
-	*len = f->hdr_len + f->payload_len + f->trailer_len;
-	return rsw_tx_sock_kva(ts, nbv, f->trailer, f->trailer_len);
+	if (!rsw_tx_sock_kva(ts, &c, f->trailer, f->trailer_len, false) ||
+	    c.k != f->nmk)
+		return false;
+	*nbv = c.nbv;
+	*len = f->hdr_len + f->payload_len + f->trailer_len +
+	       f->nmk * RSW_MPA_MARKER_LEN;
+	return true;
 }
 
 /* FPDUs of @len[] covered whole by @sent octets; the rest in ts->skip. */

@@ -47,16 +47,6 @@ NS1=rswns1 NS2=rswns2
 
 t_banner
 
-# bg NAME CMD...: run CMD in the background, log in $LOGS/NAME, pid in PIDS[NAME].
-declare -A PIDS
-bg() {
-	local name=$1
-	shift
-	printf '    $ %s &   (log %s)\n' "$*" "$LOGS/$name"
-	timeout -k 5 "$BG_TIMEOUT" "$@" >"$LOGS/$name" 2>&1 &
-	PIDS[$name]=$!
-}
-
 # bg_wait NAME: the background command NAME's exit status (0 or not).
 bg_wait() {
 	local rc=0

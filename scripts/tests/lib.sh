@@ -314,6 +314,18 @@ rdma_core_use() {
 	done
 }
 
+# bg NAME CMD...: run CMD in the background, bounded by $BG_TIMEOUT
+# seconds (default 600), its output in $LOGS/NAME (the caller sets LOGS),
+# its pid in PIDS[NAME].
+declare -A PIDS
+bg() {
+	local name=$1
+	shift
+	printf '    $ %s &   (log %s)\n' "$*" "$LOGS/$name"
+	timeout -k 5 "${BG_TIMEOUT:-600}" "$@" >"$LOGS/$name" 2>&1 &
+	PIDS[$name]=$!
+}
+
 # Print where and on what the test runs.
 t_banner() {
 	printf '==> %s on %s (%s, kernel %s), %s\n' "$T_NAME" "$(hostname)" \

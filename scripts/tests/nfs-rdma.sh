@@ -6,6 +6,7 @@
 #   scripts/siw 6.12 && scripts/build 6.12
 #   scripts/vm --kernel 6.12 --mem 2048 --timeout 600 -- \
 #       scripts/tests/nfs-rdma.sh [--provider siw|rsw] [--size-mib N] [--crc on|off]
+#                                 [--cxgb4]
 #
 #   guest:  dummy0 10.78.0.1/24 <-- provider device (siw0 or rsw0)
 #           nfsd: RDMA listener on 10.78.0.1:20049 only, NFSv4 only (no
@@ -25,24 +26,28 @@
 #   nfs-rdma provider=siw crc=default vers=4.2 size=256MiB write=… MB/s read=… MB/s sha256=ok mpa_crc=0/1
 # mpa_crc: connections whose MPA reply turned CRC on, of all (see nvmeof.sh);
 # --crc on|off as in nvmeof.sh (siw: crc/ variant; rsw: mpa_crc=Y|N).
+# --cxgb4 (rsw) as in nvmeof.sh: the device connects as iw_cxgb4 does at its
+# defaults (Read-only RTR offer, ORD raised to 1), checked on the wire.
 # shellcheck source=scripts/tests/lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=scripts/tests/rdma-env.sh
 . "$(dirname "$0")/rdma-env.sh"
 
-provider=siw size_mib=256 crc=
+provider=siw size_mib=256 crc= cxgb4=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--provider) provider=$2; shift 2 ;;
 	--size-mib) size_mib=$2; shift 2 ;;
 	--crc) crc=$2; shift 2 ;;
-	*) echo "usage: $0 [--provider siw|rsw] [--size-mib N] [--crc on|off]" >&2
+	--cxgb4) cxgb4=1; shift ;;
+	*) echo "usage: $0 [--provider siw|rsw] [--size-mib N] [--crc on|off] [--cxgb4]" >&2
 		exit 2 ;;
 	esac
 done
 re_check_provider_name "$provider"
 case "$size_mib" in ''|*[!0-9]*|0) fail "--size-mib takes a positive number" ;; esac
 case "$crc" in ''|on|off) ;; *) fail "--crc takes on or off" ;; esac
+[ "$cxgb4" = 0 ] || [ "$provider" = rsw ] || fail "--cxgb4 needs --provider rsw"
 
 IP=10.78.0.1
 PORT=20049
@@ -94,7 +99,7 @@ nfs_client_vers() {
 }
 
 t_banner
-note "provider=$provider size=${size_mib}MiB crc=${crc:-default}"
+note "provider=$provider size=${size_mib}MiB crc=${crc:-default} cxgb4=$cxgb4"
 mem_mib=$(awk '/^MemTotal:/ { print int($2 / 1024) }' /proc/meminfo)
 [ "$mem_mib" -ge $((size_mib * 4 + 512)) ] ||
 	fail "${mem_mib} MiB of memory is too little for ${size_mib} MiB (want $((size_mib * 4 + 512))): use scripts/vm --mem"
@@ -104,6 +109,7 @@ re_begin
 re_netdev dummy0 "$IP/24"
 re_load "$provider" "$crc"
 re_attach "$provider" dummy0
+[ "$cxgb4" = 0 ] || re_rsw_cxgb4 "$(re_dev "$provider")"
 
 step "source file: ${size_mib} MiB from /dev/urandom"
 check dd if=/dev/urandom of="$SRC" bs=1M count="$size_mib" status=none
@@ -156,6 +162,7 @@ assert_match "$T_OUT" "[ ,]vers=${vers//./\\.}(,| )" "negotiated NFS version"
 check re_mpa_watch_stop
 mpa=$T_OUT
 re_mpa_assert "$mpa" "$crc"
+[ "$cxgb4" = 0 ] || re_rtr_assert "$mpa"
 mpa_crc=$(sed -n 's/.*\brep=\([0-9]*\) rep_crc=\([0-9]*\).*/\2\/\1/p' <<<"$mpa")
 
 step "write ${size_mib} MiB through the mount (dd conv=fsync)"

@@ -15,6 +15,11 @@
 #        "on" loads the crc/ variant that requires CRC; "off" and the default
 #        load plain/ siw, which does not ask for CRC but accepts a peer's ask.
 #   rsw  module parameter mpa_crc=Y|N, passed only when --crc was given.
+#
+# MPA Markers (--markers on|off, empty = provider default):
+#   siw  has no Markers: "on" is refused.
+#   rsw  module parameter mpa_markers=Y|N (ask for Markers in what it
+#        receives), passed only when --markers was given.
 
 RE_IB=/sys/class/infiniband
 RE_MODS_BEFORE=
@@ -74,9 +79,9 @@ re_hint() {
 	esac
 }
 
-# re_load PROVIDER CRC: load the provider's module (once).
+# re_load PROVIDER CRC [MARKERS]: load the provider's module (once).
 re_load() {
-	local p=$1 crc=$2 ko mod args=()
+	local p=$1 crc=$2 markers=${3:-} ko mod args=()
 	ko=$(re_ko "$p" "$crc")
 	mod=$(re_module "$p")
 	[ ! -e "/sys/module/$mod" ] || return 0
@@ -88,10 +93,22 @@ re_load() {
 			fail "--crc $crc asked for rdmap_sw, but $ko has no mpa_crc parameter yet"
 		if [ "$crc" = on ]; then args=(mpa_crc=Y); else args=(mpa_crc=N); fi
 	fi
+	if [ "$p" = siw ] && [ "$markers" = on ]; then
+		fail "--markers on asked for siw, which has no MPA Markers"
+	fi
+	if [ "$p" = rsw ] && [ -n "$markers" ]; then
+		modinfo -F parm "$ko" | grep -q '^mpa_markers:' ||
+			fail "--markers $markers asked for rdmap_sw, but $ko has no mpa_markers parameter"
+		if [ "$markers" = on ]; then args+=(mpa_markers=Y); else args+=(mpa_markers=N); fi
+	fi
 	insmod_deps "$ko" "${args[@]}"
 	[ -e "/sys/module/$mod" ] || fail "/sys/module/$mod missing after insmod"
 	if [ "$p" = rsw ] && [ -n "$crc" ]; then
 		assert_file "/sys/module/$mod/parameters/mpa_crc" "${args[0]#mpa_crc=}"
+	fi
+	if [ "$p" = rsw ] && [ -n "$markers" ]; then
+		assert_file "/sys/module/$mod/parameters/mpa_markers" \
+			"$([ "$markers" = on ] && echo Y || echo N)"
 	fi
 }
 
@@ -114,6 +131,53 @@ re_detach() {
 	dev=$(re_dev "$1")
 	check rdma link delete "$dev"
 	poll_until 10 "$RE_IB/$dev removed" gone "$RE_IB/$dev"
+}
+
+# re_pair_up CRC TGT_CIDR HOST_CIDR: the providers of a test with a
+# target and a host side ($target, $host): the target's on dummy0 with
+# TGT_CIDR, the host's on dummy1 with HOST_CIDR, or, for one provider on
+# both sides, one device on dummy0 serving both ends; sets host_ip.
+# shellcheck disable=SC2154,SC2034 # target, host, host_ip: the test's
+re_pair_up() {
+	local crc=$1
+	re_pair_netdev dummy0 "$2"
+	re_load "$target" "$crc" "${markers:-}"
+	re_attach "$target" dummy0
+	if [ "$host" != "$target" ]; then
+		re_pair_netdev dummy1 "$3"
+		re_load "$host" "$crc" "${markers:-}"
+		re_attach "$host" dummy1
+		host_ip=${3%/*}
+	else
+		host_ip=${2%/*}
+	fi
+}
+
+# re_pair_netdev NAME CIDR: a dummy netdev with an IPv4 or IPv6 address
+# (without DAD: an address still tentative is not listened on).
+re_pair_netdev() {
+	re_netdev "$1"
+	case "$2" in
+	*:*) check ip -6 addr add "$2" dev "$1" nodad ;;
+	*) check ip addr add "$2" dev "$1" ;;
+	esac
+}
+
+# re_pair_down: undo re_pair_up, unload every module loaded since
+# re_begin and check the kernel log, a step each.
+# shellcheck disable=SC2154 # target, host: the test's
+re_pair_down() {
+	step "delete the RDMA links and the netdevs"
+	re_detach "$target"
+	check ip link del dummy0
+	if [ "$host" != "$target" ]; then
+		re_detach "$host"
+		check ip link del dummy1
+	fi
+	step "unload every module the test loaded"
+	re_unload_all
+	step "the kernel log is clean"
+	dmesg_clean
 }
 
 # re_unload_all: unload every module loaded since re_begin (in whatever order
@@ -152,8 +216,15 @@ re_mbps() {
 # MPA negotiation seen on the wire.  re_mpa_watch_start PORT starts a
 # sniffer (python3, AF_PACKET on lo, where traffic between local addresses
 # flows) that counts MPA request and reply frames to/from TCP PORT and their
-# CRC bit; re_mpa_watch_stop prints "req=N req_crc=N rep=N rep_crc=N".  The
-# CRC in use on a connection is the reply's C bit (RFC 5044 7.1).
+# CRC bit (IPv4, or IPv6 without extension headers); re_mpa_watch_stop
+# prints "req=N req_crc=N rep=N rep_crc=N req_rd=N rep_rd=N req_v1=N
+# rep_v1=N req_m=N rep_m=N".  The CRC in use on a connection is the reply's C bit (RFC 5044
+# 7.1).  req_rd counts Requests whose RFC 6581 words offer peer-to-peer
+# with a zero-length Read as the only RTR and ORD >= 1 (what iw_cxgb4
+# sends by default), rep_rd Replies that pick the Read RTR with IRD >= 1;
+# req_v1 and rep_v1 count frames of MPA revision 1; req_m and rep_m frames
+# with the M bit (Markers are per direction: a frame's M asks for them in
+# what its sender receives, RFC 5044 7.1.1).
 RE_MPA_PID=
 RE_MPA_OUT=
 
@@ -162,7 +233,18 @@ re_mpa_watch_start() {
 	python3 -c '
 import signal, socket, struct, sys
 port, out = int(sys.argv[1]), sys.argv[2]
-n = {"req": 0, "req_crc": 0, "rep": 0, "rep_crc": 0}
+n = {"req": 0, "req_crc": 0, "rep": 0, "rep_crc": 0, "req_rd": 0, "rep_rd": 0,
+     "req_v1": 0, "rep_v1": 0, "req_m": 0, "rep_m": 0}
+def rtr_read(name, f):
+    # RFC 6581: IRD word A|B|IRD, ORD word C|D|ORD; D is the Read RTR.
+    if len(f) < 24 or not f[16] & 0x10:
+        return False
+    ird, ord_ = struct.unpack("!HH", f[20:24])
+    if not ird & 0x8000 or (ord_ & 0xc000) != 0x4000:
+        return False
+    if name == "req":
+        return not ird & 0x4000 and ord_ & 0x3fff >= 1
+    return ird & 0x3fff >= 1
 def dump(*_):
     with open(out, "w") as f:
         f.write(" ".join("%s=%d" % kv for kv in n.items()) + "\n")
@@ -175,20 +257,29 @@ while True:
     pkt, addr = s.recvfrom(65535)
     if addr[2] == socket.PACKET_OUTGOING or len(pkt) < 34:
         continue
-    if struct.unpack("!H", pkt[12:14])[0] != 0x0800 or pkt[23] != 6:
+    ether = struct.unpack("!H", pkt[12:14])[0]
+    if ether == 0x0800 and pkt[23] == 6:
+        tcp = 14 + (pkt[14] & 15) * 4
+    elif ether == 0x86DD and len(pkt) >= 74 and pkt[20] == 6:
+        tcp = 54
+    else:
         continue
-    ihl = (pkt[14] & 15) * 4
-    tcp = 14 + ihl
     sport, dport = struct.unpack("!HH", pkt[tcp:tcp + 4])
     if port not in (sport, dport):
         continue
     data = pkt[tcp + (pkt[tcp + 12] >> 4) * 4:]
     for key, name in ((b"MPA ID Req Frame", "req"), (b"MPA ID Rep Frame", "rep")):
         i = data.find(key)
-        if i >= 0 and len(data) > i + 16:
+        if i >= 0 and len(data) > i + 17:
             n[name] += 1
             if data[i + 16] & 0x40:
                 n[name + "_crc"] += 1
+            if data[i + 16] & 0x80:
+                n[name + "_m"] += 1
+            if rtr_read(name, data[i:]):
+                n[name + "_rd"] += 1
+            if data[i + 17] == 1:
+                n[name + "_v1"] += 1
 ' "$1" "$RE_MPA_OUT" &
 	RE_MPA_PID=$!
 	# A hang guard, not a speed check: python's start on the debug
@@ -201,6 +292,41 @@ re_mpa_watch_stop() {
 	wait "$RE_MPA_PID" 2>/dev/null || true
 	cat "$RE_MPA_OUT"
 	rm -f "$RE_MPA_OUT" "$RE_MPA_OUT.ready"
+}
+
+# re_mpa_collect CRC: stop the sniffer, assert its counts (re_mpa_assert)
+# and the M bits for $markers (re_mpa_assert_markers), and set mpa_counts
+# (its line), mpa_crc ("replies with CRC/replies"), mpa_m ("replies with
+# M/replies") and mpa_conns (replies).
+# shellcheck disable=SC2034 # mpa_conns: the test's
+re_mpa_collect() {
+	check re_mpa_watch_stop
+	mpa_counts=$T_OUT
+	re_mpa_assert "$mpa_counts" "$1"
+	re_mpa_assert_markers "$mpa_counts" "${markers:-}"
+	mpa_crc=$(sed -n 's/.*\brep=\([0-9]*\) rep_crc=\([0-9]*\).*/\2\/\1/p' <<<"$mpa_counts")
+	mpa_conns=${mpa_crc#*/}
+	mpa_m=$(re_mpa_count "$mpa_counts" rep_m)/$mpa_conns
+}
+
+# re_mpa_assert_markers COUNTS MARKERS: with "on" (rdmap_sw asking on both
+# ends) every Request and every Reply has M; with "off" none has; empty:
+# reported only.
+re_mpa_assert_markers() {
+	local counts=$1 markers=$2 k
+	local -A n=()
+	for k in req rep req_m rep_m; do
+		n[$k]=$(re_mpa_count "$counts" "$k")
+	done
+	case "$markers" in
+	on)
+		assert_eq "${n[req_m]}" "${n[req]}" "MPA requests with M (of ${n[req]})"
+		assert_eq "${n[rep_m]}" "${n[rep]}" "MPA replies with M (of ${n[rep]})" ;;
+	off)
+		assert_eq "${n[req_m]}" 0 "MPA requests with M (of ${n[req]})"
+		assert_eq "${n[rep_m]}" 0 "MPA replies with M (of ${n[rep]})" ;;
+	*) note "MPA frames with M: requests ${n[req_m]} of ${n[req]}, replies ${n[rep_m]} of ${n[rep]} (no --markers given)" ;;
+	esac
 }
 
 # re_mpa_assert COUNTS CRC: every MPA reply has the C bit when CRC is "on",
@@ -217,6 +343,41 @@ re_mpa_assert() {
 	off) assert_eq "$rep_crc" 0 "MPA replies with CRC (of $rep)" ;;
 	*) note "MPA replies with CRC: $rep_crc of $rep (no --crc given)" ;;
 	esac
+}
+
+# re_mpa_count COUNTS KEY: the number KEY=N in re_mpa_watch_stop's line.
+re_mpa_count() { sed -n "s/.*\b$2=\([0-9]*\).*/\1/p" <<<"$1"; }
+
+# re_rtr_assert COUNTS: every MPA Request offered only the Read RTR with
+# ORD >= 1 and every Reply picked it with IRD >= 1 (after re_rsw_cxgb4).
+re_rtr_assert() {
+	local counts=$1 k
+	local -A n=()
+	for k in req req_rd rep rep_rd; do
+		n[$k]=$(re_mpa_count "$counts" "$k")
+	done
+	[ "${n[req]:-0}" -gt 0 ] || fail "no MPA Request seen ($counts)"
+	assert_eq "${n[req_rd]}" "${n[req]}" "Requests offering only a Read RTR with ORD >= 1 (of ${n[req]})"
+	assert_eq "${n[rep_rd]}" "${n[rep]}" "Replies picking the Read RTR with IRD >= 1 (of ${n[rep]})"
+}
+
+# re_rsw_set DEV ATTR VALUE: a per-device setting of rdmap_sw (sysfs), read
+# back.
+re_rsw_set() {
+	local f=$RE_IB/$1/$2
+	[ -w "$f" ] || fail "no setting $f"
+	echo "$3" >"$f" || fail "echo $3 > $f"
+	assert_file "$f" "$3"
+}
+
+# re_rsw_cxgb4 DEV: make DEV's new connections behave as iw_cxgb4 at its
+# defaults: peer-to-peer, CRC, revision 2, a zero-length Read as the only
+# RTR (an initiator raises ORD 0 to 1 for it), which its responder accepts.
+re_rsw_cxgb4() {
+	re_rsw_set "$1" peer_to_peer 1
+	re_rsw_set "$1" mpa_crc on
+	re_rsw_set "$1" mpa_rev 2
+	re_rsw_set "$1" rtr_types read
 }
 
 # NVMe-oF target through nvmet's configfs.  re_nvmet_export NQN TRADDR

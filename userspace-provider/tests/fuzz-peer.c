@@ -39,7 +39,7 @@
  * touches.  Each case is generated from (seed, index) alone:
  *   1. TCP connect to the listener, MPA Request (revision 1 or 2, CRC asked
  *      or not, RFC 6581 IRD/ORD and peer-to-peer RTR types, private data),
- *      to a listener made with the module's mpa_crc on or off; the victim
+ *      to a listener made with the device's mpa_crc on or off; the victim
  *      accepts (QP with posted receives) and the attacker checks the Reply
  *      and sends the ready-to-receive message it asked for;
  *   2. a valid sequence of RDMA Writes (split into several FPDUs), Sends
@@ -374,14 +374,15 @@ static void expect(struct kase *k, enum expect e)
 
 /* ------------------------------------------------------- victim set-up */
 
-/* The module's mpa_crc, which listeners created afterwards take. */
+/* The device's mpa_crc setting, which listeners created afterwards take. */
 static void set_crc_param(bool on)
 {
+	const char *val = on ? "on" : "off";
 	int fd = open(v.crc_param, O_WRONLY);
 
 	if (fd < 0)
 		return;
-	if (write(fd, on ? "Y" : "N", 1) != 1)
+	if (write(fd, val, strlen(val)) != (ssize_t)strlen(val))
 		printf("# cannot set %s\n", v.crc_param);
 	close(fd);
 }
@@ -500,12 +501,13 @@ static void victim_setup(void)
 	int lock;
 
 	/*
-	 * A listener takes mpa_crc when it is created: one with CRC asked
-	 * for (PORT), one without (PORT + 2).  The parameter is global: the
-	 * other --jobs workers wait (flock) while this one flips it.
+	 * A listener takes the device's mpa_crc setting when it is created:
+	 * one with CRC asked for (PORT), one without (PORT + 2).  The setting
+	 * is the device's: the other --jobs workers wait (flock) while this
+	 * one flips it.
 	 */
 	snprintf(v.crc_param, sizeof(v.crc_param),
-		 "/sys/module/rdmap_sw/parameters/mpa_crc");
+		 "/sys/class/infiniband/%s/mpa_crc", o.dev);
 	lock = open(v.crc_param, O_RDONLY);
 	if (lock >= 0 && flock(lock, LOCK_EX))
 		die("flock mpa_crc");
