@@ -973,13 +973,13 @@ static void st_lb_send_inv(struct kunit *test)
 	sb = st_stats(test, lb.b);
 	sa = st_stats(test, lb.a);
 	KUNIT_EXPECT_EQ(test, sb.term_sent, 1);
-	KUNIT_EXPECT_EQ(test, sb.term_layer, RSW_TERM_LAYER_DDP);
-	KUNIT_EXPECT_EQ(test, sb.term_etype, RSW_DDP_ET_TAGGED);
-	KUNIT_EXPECT_EQ(test, sb.term_ecode, RSW_DDP_EC_T_INVALID_STAG);
+	KUNIT_EXPECT_EQ(test, sb.term.layer, RSW_TERM_LAYER_DDP);
+	KUNIT_EXPECT_EQ(test, sb.term.etype, RSW_DDP_ET_TAGGED);
+	KUNIT_EXPECT_EQ(test, sb.term.ecode, RSW_DDP_EC_T_INVALID_STAG);
 	KUNIT_EXPECT_EQ(test, sa.term_rcvd, 1);
-	KUNIT_EXPECT_EQ(test, sa.term_layer, RSW_TERM_LAYER_DDP);
-	KUNIT_EXPECT_EQ(test, sa.term_etype, RSW_DDP_ET_TAGGED);
-	KUNIT_EXPECT_EQ(test, sa.term_ecode, RSW_DDP_EC_T_INVALID_STAG);
+	KUNIT_EXPECT_EQ(test, sa.term.layer, RSW_TERM_LAYER_DDP);
+	KUNIT_EXPECT_EQ(test, sa.term.etype, RSW_DDP_ET_TAGGED);
+	KUNIT_EXPECT_EQ(test, sa.term.ecode, RSW_DDP_EC_T_INVALID_STAG);
 	KUNIT_EXPECT_EQ(test, st_state(test, lb.a), IB_QPS_ERR);
 	KUNIT_EXPECT_EQ(test, st_state(test, lb.b), IB_QPS_ERR);
 	KUNIT_EXPECT_TRUE(test, test_bit(IB_EVENT_QP_ACCESS_ERR,
@@ -2872,9 +2872,9 @@ static void st_hostile(struct kunit *test)
 	ss = st_stats(test, x->e);
 	KUNIT_EXPECT_EQ(test, ss.term_sent, 1);
 	KUNIT_EXPECT_EQ(test, ss.term_rcvd, 0);
-	KUNIT_EXPECT_EQ(test, ss.term_layer, c->layer);
-	KUNIT_EXPECT_EQ(test, ss.term_etype, c->etype);
-	KUNIT_EXPECT_EQ(test, ss.term_ecode, c->ecode);
+	KUNIT_EXPECT_EQ(test, ss.term.layer, c->layer);
+	KUNIT_EXPECT_EQ(test, ss.term.etype, c->etype);
+	KUNIT_EXPECT_EQ(test, ss.term.ecode, c->ecode);
 	/* The local ULP hears of it: access errors as such. */
 	access = (c->layer == RSW_TERM_LAYER_RDMAP &&
 		  c->etype == RSW_RDMAP_ET_REMOTE_PROT) ||
@@ -2932,8 +2932,8 @@ static void st_peer_terminate(struct kunit *test)
 
 	/* Every flushed receive carries the Terminate's cause. */
 	st_hx_check_end_vendor(test, x, IB_WC_WR_FLUSH_ERR, 0,
-			       rsw_term_vendor_err(c->layer, c->etype,
-						   c->ecode));
+			       rsw_term_vendor_err(&RSW_TERM_CAUSE(
+					c->layer, c->etype, c->ecode)));
 	KUNIT_EXPECT_TRUE_MSG(test, test_bit(c->event, &x->e->events),
 			      "events %#lx", x->e->events);
 	/* No Terminate answers a Terminate: the raw end just sees the end. */
@@ -2941,9 +2941,9 @@ static void st_peer_terminate(struct kunit *test)
 	ss = st_stats(test, x->e);
 	KUNIT_EXPECT_EQ(test, ss.term_rcvd, 1);
 	KUNIT_EXPECT_EQ(test, ss.term_sent, 0);
-	KUNIT_EXPECT_EQ(test, ss.term_layer, c->layer);
-	KUNIT_EXPECT_EQ(test, ss.term_etype, c->etype);
-	KUNIT_EXPECT_EQ(test, ss.term_ecode, c->ecode);
+	KUNIT_EXPECT_EQ(test, ss.term.layer, c->layer);
+	KUNIT_EXPECT_EQ(test, ss.term.etype, c->etype);
+	KUNIT_EXPECT_EQ(test, ss.term.ecode, c->ecode);
 }
 
 /*
@@ -3226,9 +3226,9 @@ static void st_peer_wrong_rtr(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rsw_term_ecode(&th->term), RSW_RDMAP_EC_OPCODE);
 	kernel_sock_shutdown(x->raw, SHUT_WR);
 	st_hx_check_end_vendor(test, x, IB_WC_WR_FLUSH_ERR, 0,
-			       rsw_term_vendor_err(RSW_TERM_LAYER_RDMAP,
-						   RSW_RDMAP_ET_REMOTE_OP,
-						   RSW_RDMAP_EC_OPCODE));
+			       rsw_term_vendor_err(&RSW_TERM_CAUSE(
+					RSW_TERM_LAYER_RDMAP, RSW_RDMAP_ET_REMOTE_OP,
+					RSW_RDMAP_EC_OPCODE)));
 }
 
 /*
@@ -3255,9 +3255,9 @@ static void st_qp_to_sqe(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, rsw_term_r(&th->term));
 	kernel_sock_shutdown(x->raw, SHUT_WR);
 	st_hx_check_end_vendor(test, x, IB_WC_WR_FLUSH_ERR, 0,
-			       rsw_term_vendor_err(RSW_TERM_LAYER_RDMAP,
-						   RSW_RDMAP_ET_CATASTROPHIC,
-						   0));
+			       rsw_term_vendor_err(&RSW_TERM_CAUSE(
+					RSW_TERM_LAYER_RDMAP,
+					RSW_RDMAP_ET_CATASTROPHIC, 0)));
 	ss = st_stats(test, x->e);
 	KUNIT_EXPECT_EQ(test, ss.term_sent, 1);
 	KUNIT_EXPECT_EQ(test, ss.term_rcvd, 0);
@@ -3431,12 +3431,13 @@ static void st_peer_local_term(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, wc.wr_id, 10);
 	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_WR_FLUSH_ERR);
 	KUNIT_EXPECT_EQ(test, wc.vendor_err,
-			rsw_term_vendor_err(RSW_TERM_LAYER_RDMAP,
-					    RSW_RDMAP_ET_CATASTROPHIC, 0));
+			rsw_term_vendor_err(&RSW_TERM_CAUSE(
+				RSW_TERM_LAYER_RDMAP,
+				RSW_RDMAP_ET_CATASTROPHIC, 0)));
 	ss = st_stats(test, x->e);
 	KUNIT_EXPECT_EQ(test, ss.term_sent, 1);
-	KUNIT_EXPECT_EQ(test, ss.term_layer, RSW_TERM_LAYER_RDMAP);
-	KUNIT_EXPECT_EQ(test, ss.term_etype, RSW_RDMAP_ET_CATASTROPHIC);
+	KUNIT_EXPECT_EQ(test, ss.term.layer, RSW_TERM_LAYER_RDMAP);
+	KUNIT_EXPECT_EQ(test, ss.term.etype, RSW_RDMAP_ET_CATASTROPHIC);
 }
 
 /*

@@ -477,11 +477,8 @@ static void rsw_cep_send_term(struct rsw_cep *cep, enum rsw_mpa_reason r)
 {
 	const struct rsw_mpa_reason_info *ri = rsw_mpa_reason(r);
 	struct rsw_tx_term t = {
-		.why = {
-			.layer = RSW_TERM_LAYER_LLP,
-			.etype = RSW_LLP_ET_MPA,
-			.ecode = ri->ecode,
-		},
+		.why.cause = RSW_TERM_CAUSE(RSW_TERM_LAYER_LLP, RSW_LLP_ET_MPA,
+					    ri->ecode),
 	};
 	struct rsw_tx_config cfg = {
 		/* Either frame's C turns CRC on (RFC 5044 7.1.1). */

@@ -64,9 +64,7 @@ enum rsw_rx_state {
  * Read Request header right after an untagged one (rsw_hdr_rreq layout).
  */
 struct rsw_rx_term {
-	u8 layer;
-	u8 etype;
-	u8 ecode;
+	struct rsw_term_cause cause;
 	bool ddp_hdr;
 	bool rdma_hdr;
 };
@@ -122,18 +120,18 @@ struct rsw_rx_ops {
 	 * rsw_mr_err_to_term(..., RSW_MR_USE_TAGGED)).  Never called with 0.
 	 */
 	bool (*place_tagged)(void *ctx, const struct rsw_rx_seg *seg, u64 to,
-			     const void *data, u32 len, struct rsw_rx_term *term);
+			     const void *data, u32 len, struct rsw_term_cause *term);
 	/* @len payload octets at message offset @mo of (@seg->qn, ->msn). */
 	bool (*place_untagged)(void *ctx, const struct rsw_rx_seg *seg, u32 mo,
 			       const void *data, u32 len,
-			       struct rsw_rx_term *term);
+			       struct rsw_term_cause *term);
 	/*
 	 * @seg arrived whole and valid.  The consumer completes it (L set) or
 	 * records progress, and may refuse it for a reason only it can check
 	 * (Invalidate STag, Read Request source STag, ...).
 	 */
 	bool (*seg_done)(void *ctx, const struct rsw_rx_seg *seg,
-			 struct rsw_rx_term *term);
+			 struct rsw_term_cause *term);
 	/*
 	 * The stream stopped with @term.  @seg is the segment in progress
 	 * whose header had been accepted (some payload may have been placed;

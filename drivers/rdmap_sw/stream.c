@@ -254,12 +254,13 @@ static void rsw_stream_async(struct rsw_stream *s, enum ib_event_type type)
 		ibqp->event_handler(&ev, ibqp->qp_context);
 }
 
-/* Whether the Terminate (layer, etype) is about protection. */
-static bool rsw_stream_term_is_access(u8 layer, u8 etype)
+/* Whether the Terminate cause @c is about protection. */
+static bool rsw_stream_term_is_access(const struct rsw_term_cause *c)
 {
-	return (layer == RSW_TERM_LAYER_RDMAP &&
-		etype == RSW_RDMAP_ET_REMOTE_PROT) ||
-	       (layer == RSW_TERM_LAYER_DDP && etype == RSW_DDP_ET_TAGGED);
+	return (c->layer == RSW_TERM_LAYER_RDMAP &&
+		c->etype == RSW_RDMAP_ET_REMOTE_PROT) ||
+	       (c->layer == RSW_TERM_LAYER_DDP &&
+		c->etype == RSW_DDP_ET_TAGGED);
 }
 
 /* ----------------------------------------------------------------- TX */
@@ -362,11 +363,9 @@ static void rsw_stream_local_term(struct rsw_stream *s)
 	if (s->why)
 		return;		/* an end already decided keeps its cause */
 	memset(&s->term, 0, sizeof(s->term));
-	s->term.why.layer = RSW_TERM_LAYER_RDMAP;
-	s->term.why.etype = RSW_RDMAP_ET_CATASTROPHIC;
-	rsw_qp_term_cause(s->qp, rsw_term_vendor_err(RSW_TERM_LAYER_RDMAP,
-						     RSW_RDMAP_ET_CATASTROPHIC,
-						     0));
+	s->term.why.cause = RSW_TERM_CAUSE(RSW_TERM_LAYER_RDMAP,
+					   RSW_RDMAP_ET_CATASTROPHIC, 0);
+	rsw_qp_term_cause(s->qp, rsw_term_vendor_err(&s->term.why.cause));
 	rsw_stream_set_why(s, RSW_WHY_TERMINATE, -ECONNABORTED);
 }
 
@@ -683,9 +682,7 @@ static void rsw_stream_terminate(struct rsw_stream *s)
 	 * an RTR still in the socket's way (which lingering sends first).
 	 */
 	/* Before the abort's flushes: they carry the cause. */
-	rsw_qp_term_cause(s->qp, rsw_term_vendor_err(s->term.why.layer,
-						     s->term.why.etype,
-						     s->term.why.ecode));
+	rsw_qp_term_cause(s->qp, rsw_term_vendor_err(&s->term.why.cause));
 	if (!s->ts.skip && !rsw_stream_rtr_busy(s)) {
 		rsw_stream_tx_abort(s);
 		s->tx_active = true;
@@ -693,9 +690,7 @@ static void rsw_stream_terminate(struct rsw_stream *s)
 		s->tx_active = false;
 		if (ret >= 0 || s->tx.msg.kind == RSW_TX_TERM) {
 			s->stats.term_sent = 1;
-			s->stats.term_layer = s->term.why.layer;
-			s->stats.term_etype = s->term.why.etype;
-			s->stats.term_ecode = s->term.why.ecode;
+			s->stats.term = s->term.why.cause;
 		}
 	}
 	rsw_stream_linger(s);
@@ -706,11 +701,10 @@ static void rsw_stream_terminate(struct rsw_stream *s)
  * the flushed completions' vendor_err, tell the ULP.
  */
 static void rsw_stream_terminated(struct rsw_stream *s,
-				  const struct rsw_rx_term *t)
+				  const struct rsw_term_cause *t)
 {
-	rsw_qp_set_error_term(s->qp, rsw_term_vendor_err(t->layer, t->etype,
-							 t->ecode));
-	rsw_stream_async(s, rsw_stream_term_is_access(t->layer, t->etype) ?
+	rsw_qp_set_error_term(s->qp, rsw_term_vendor_err(t));
+	rsw_stream_async(s, rsw_stream_term_is_access(t) ?
 			    IB_EVENT_QP_ACCESS_ERR : IB_EVENT_QP_FATAL);
 }
 
@@ -799,7 +793,7 @@ static bool rsw_stream_step_run(struct rsw_stream *s)
 	more |= rsw_stream_release(s, false);
 	switch (why) {
 	case RSW_WHY_TERMINATE:
-		rsw_stream_terminated(s, &s->term.why);
+		rsw_stream_terminated(s, &s->term.why.cause);
 		return true;
 	case RSW_WHY_PEER_TERM:
 		rsw_stream_terminated(s, &s->peer_term);

@@ -37,9 +37,7 @@ struct rsw_stream_stats {
 	u64 tx_spliced;		/* octets sent zero-copy (MSG_SPLICE_PAGES) */
 	u32 term_sent;		/* Terminates sent (0 or 1) */
 	u32 term_rcvd;		/* Terminates received (0 or 1) */
-	u8 term_layer;		/* the Terminate sent or received */
-	u8 term_etype;
-	u8 term_ecode;
+	struct rsw_term_cause term;	/* the Terminate sent or received */
 };
 
 #if IS_ENABLED(CONFIG_KUNIT)

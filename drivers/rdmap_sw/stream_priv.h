@@ -111,7 +111,7 @@ struct rsw_stream {
 	bool eof;			/* peer's FIN at an FPDU boundary */
 	bool fin_sent;
 	struct rsw_tx_term term;	/* why == TERMINATE: ours */
-	struct rsw_rx_term peer_term;	/* why == PEER_TERM: the peer's */
+	struct rsw_term_cause peer_term;	/* why == PEER_TERM: the peer's */
 
 	struct rsw_stream_recv recv;
 	struct rsw_stream_deferred deferred;

@@ -68,9 +68,9 @@ static u32 rsw_tx_term_parts(struct rsw_tx *tx, struct rsw_tx_fpdu *f,
 
 	rsw_tx_untagged(tx, &f->hdr.term.ddp, RSW_QN_TERMINATE, 0);
 	term->ctrl = 0;
-	rsw_term_set_layer(term, why->layer);
-	rsw_term_set_etype(term, why->etype);
-	rsw_term_set_ecode(term, why->ecode);
+	rsw_term_set_layer(term, why->cause.layer);
+	rsw_term_set_etype(term, why->cause.etype);
+	rsw_term_set_ecode(term, why->cause.ecode);
 	rsw_term_set_m(term, why->ddp_hdr);
 	rsw_term_set_d(term, why->ddp_hdr);
 	rsw_term_set_r(term, why->rdma_hdr);
@@ -887,9 +887,11 @@ int rsw_tx_wqe(struct rsw_tx *tx, struct rsw_qp *qp,
 		rsw_tx_idle(tx);
 		if (qp) {
 			/* The caller's Terminate; its cause first. */
-			rsw_qp_term_cause(qp, rsw_term_vendor_err(RSW_TERM_LAYER_RDMAP,
-								  RSW_RDMAP_ET_CATASTROPHIC,
-								  0));
+			struct rsw_term_cause c =
+				RSW_TERM_CAUSE(RSW_TERM_LAYER_RDMAP,
+					       RSW_RDMAP_ET_CATASTROPHIC, 0);
+
+			rsw_qp_term_cause(qp, rsw_term_vendor_err(&c));
 			rsw_qp_sq_complete(qp, idx, status, 0);
 		}
 		/*
@@ -906,10 +908,8 @@ EXPORT_SYMBOL_IF_KUNIT(rsw_tx_wqe);
 /* @term for a refused Read or Atomic Request source: -EACCES. */
 static int rsw_tx_rresp_refused(enum rsw_mr_err err, struct rsw_rx_term *term)
 {
-	struct rsw_mr_term mt = rsw_mr_err_to_term(err, RSW_MR_USE_READ_REQ);
-
-	*term = (struct rsw_rx_term) {
-		.layer = mt.layer, .etype = mt.etype, .ecode = mt.ecode,
+	*term = (struct rsw_rx_term){
+		.cause = rsw_mr_err_to_term(err, RSW_MR_USE_READ_REQ),
 	};
 	return -EACCES;
 }
