@@ -3231,6 +3231,66 @@ static void st_peer_wrong_rtr(struct kunit *test)
 					RSW_RDMAP_EC_OPCODE)));
 }
 
+static void st_rtr_ms_restore(void *old)
+{
+	rsw_stream_kunit_set_rtr_ms((uintptr_t)old);
+}
+
+/*
+ * The QP as peer-to-peer responder awaiting a Write RTR, its deadline
+ * lowered to 300 ms.  @rtr_after_ms < 0: the raw initiator never sends it,
+ * and the stream ends abortively (-ETIMEDOUT, a reset) with the QP in
+ * ERROR.  Otherwise the RTR comes that late and the connection outlives
+ * the deadline: a Send after it is delivered, the QP stays in RTS.
+ */
+static void st_rtr_deadline(struct kunit *test, int rtr_after_ms)
+{
+	struct rsw_mpa_conn conn = {
+		.rev = RSW_MPA_REV_2, .crc = true, .enhanced = true,
+		.p2p = true, .rtr = RSW_MPA_RTR_WRITE, .ird = ST_HX_IRD,
+		.ord = ST_HX_ORD,
+	};
+	uintptr_t old = rsw_stream_kunit_set_rtr_ms(300);
+	struct socket *qs;
+	struct st_hx *x;
+	struct ib_wc wc;
+
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+				st_rtr_ms_restore, (void *)old), 0);
+	x = st_hx_prepare(test, true, false, &qs);
+	st_attach(test, x->e, qs, &conn, false);
+	rsw_stream_start(to_rsw_qp(x->e->qp));
+	if (rtr_after_ms < 0) {
+		KUNIT_EXPECT_TRUE_MSG(test, st_wait_closed(x->e),
+				      "no end without the RTR");
+		KUNIT_EXPECT_EQ(test, x->e->closed_status, -ETIMEDOUT);
+		st_expect_eof(test, x);
+		st_hx_check_end_vendor(test, x, IB_WC_WR_FLUSH_ERR, 0, 0);
+		return;
+	}
+	msleep(rtr_after_ms);
+	st_write(x, RSW_STAG_RTR, 0, 0);
+	st_send(x, RSW_OP_SEND, 1, 0, 8, 0, NULL);
+	KUNIT_ASSERT_EQ(test, st_send_all(x->raw, x->frame, x->frame_len),
+			(int)x->frame_len);
+	KUNIT_ASSERT_TRUE(test, st_poll(x->e->rcq, &wc, ST_WAIT_MS));
+	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, 8);
+	msleep(400);		/* past the deadline */
+	KUNIT_EXPECT_EQ(test, st_state(test, x->e), IB_QPS_RTS);
+	KUNIT_EXPECT_EQ(test, atomic_read(&x->e->closed_calls), 0);
+}
+
+static void st_rtr_never(struct kunit *test)
+{
+	st_rtr_deadline(test, -1);
+}
+
+static void st_rtr_late(struct kunit *test)
+{
+	st_rtr_deadline(test, 150);
+}
+
 /*
  * modify_qp to SQE, the iWARP verbs' TERMINATE state: the QP sends a
  * Terminate (RDMAP Local Catastrophic Error, neither header), then ends in
@@ -3842,6 +3902,8 @@ static struct kunit_case st_cases[] = {
 	KUNIT_CASE_PARAM(st_peer_terminate, st_term_gen_params),
 	KUNIT_CASE(st_qp_to_sqe),
 	KUNIT_CASE_PARAM(st_peer_wrong_rtr, st_wrong_rtr_gen_params),
+	KUNIT_CASE(st_rtr_never),
+	KUNIT_CASE(st_rtr_late),
 	KUNIT_CASE(st_peer_write_then_reset),
 	KUNIT_CASE(st_peer_atomic),
 	KUNIT_CASE(st_peer_imm_after_send),

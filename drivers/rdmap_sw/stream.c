@@ -62,7 +62,10 @@
  * Ready to receive (RFC 5044 section 7.1.2, RFC 6581): a responder sends
  * nothing before it has received a valid FPDU; with the peer-to-peer
  * model the initiator's first FPDU is the negotiated zero-length Write,
- * Read or Send, which completes no work request on either side.
+ * Read or Send, which completes no work request on either side.  The
+ * initiator sends it right after our Reply; a responder whose RTR has not
+ * come RSW_STREAM_RTR_MS into RUN ends the stream abortively (-ETIMEDOUT).
+ * The linger delayed work, idle until LINGER, times that.
  *
  * Lifetime.  The stream is allocated by rsw_stream_attach(), owned by its
  * QP (qp->stream) and freed by rsw_stream_free() from destroy_qp, after
@@ -95,6 +98,9 @@
 
 /* How long our FIN waits for the peer's before the socket is reset. */
 #define RSW_STREAM_LINGER_MS	3000
+/* How long a peer-to-peer responder waits for the RTR (KUnit may lower). */
+#define RSW_STREAM_RTR_MS	10000
+static unsigned int rsw_stream_rtr_ms = RSW_STREAM_RTR_MS;
 /* Work done per run before the item requeues itself. */
 #define RSW_STREAM_ROUNDS	16
 #define RSW_STREAM_TX_BUDGET	32
@@ -665,8 +671,9 @@ static void rsw_stream_linger(struct rsw_stream *s)
 {
 	sock_owned_by_me(s->sock->sk);
 	WRITE_ONCE(s->phase, RSW_STREAM_LINGER);
-	queue_delayed_work(rsw_stream_wq, &s->linger,
-			   msecs_to_jiffies(RSW_STREAM_LINGER_MS));
+	/* mod: the RTR deadline of RUN may still be pending */
+	mod_delayed_work(rsw_stream_wq, &s->linger,
+			 msecs_to_jiffies(RSW_STREAM_LINGER_MS));
 }
 
 /*
@@ -729,6 +736,10 @@ static int rsw_stream_broken(const struct rsw_stream *s)
 		return -err;
 	if (s->phase == RSW_STREAM_RUN && READ_ONCE(sk->sk_state) == TCP_CLOSE)
 		return -ECONNRESET;
+	/* The RTR deadline (rsw_stream_start()) passed without the RTR. */
+	if (s->phase == RSW_STREAM_RUN && s->rtr_wait &&
+	    !delayed_work_pending(&s->linger))
+		return -ETIMEDOUT;
 	return 0;
 }
 
@@ -876,6 +887,12 @@ void rsw_stream_kunit_set_stall(void (*stall)(bool linger))
 	WRITE_ONCE(rsw_stream_kunit_stall, stall);
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_stream_kunit_set_stall);
+
+unsigned int rsw_stream_kunit_set_rtr_ms(unsigned int ms)
+{
+	return xchg(&rsw_stream_rtr_ms, ms ?: RSW_STREAM_RTR_MS);
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_stream_kunit_set_rtr_ms);
 
 static void rsw_stream_stall(bool linger)
 {
@@ -1032,6 +1049,10 @@ void rsw_stream_start(struct rsw_qp *qp)
 
 	if (!s)
 		return;
+	/* Still IDLE, so RX has not run: the RTR is awaited from now on. */
+	if (s->rtr_wait)
+		queue_delayed_work(rsw_stream_wq, &s->linger,
+				   msecs_to_jiffies(READ_ONCE(rsw_stream_rtr_ms)));
 	WRITE_ONCE(s->phase, RSW_STREAM_RUN);
 	rsw_stream_kick(s);
 }

@@ -48,6 +48,8 @@ struct rsw_stream_stats {
  * (stream_kunit.c).
  */
 void rsw_stream_kunit_set_stall(void (*stall)(bool linger));
+/* KUnit only: the RTR deadline in ms (0: the default); the old one. */
+unsigned int rsw_stream_kunit_set_rtr_ms(unsigned int ms);
 #endif
 
 #endif /* _RDMAP_SW_STREAM_H */
