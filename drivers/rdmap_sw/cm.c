@@ -455,16 +455,18 @@ static enum rsw_cep_state rsw_cep_step_connecting(struct rsw_cep *cep)
 static void rsw_cep_event_pd(struct rsw_cep *cep)
 {
 	const struct rsw_mpa_frame *f = &cep->rx.frame;
+	/*
+	 * A peer that sent no RFC 6581 IRD/ORD (MPA v1, or v2 without them)
+	 * is told the device's peer_ird_ord setting (default: the most we
+	 * could use, as before that negotiation existed): a ULP accepting
+	 * with its defaults then gets Reads, not IRD 0.
+	 */
+	u16 blind = cep->lp.peer_ird_ord ?: RSW_MAX_RD_ATOM;
 
 	cep->evd.pd = f->pd;
 	cep->evd.pd_len = min_t(u16, f->pd_len, RSW_MPA_IWCM_MAX_PD);
-	/*
-	 * A peer that sent no RFC 6581 IRD/ORD (MPA v1, or v2 without them)
-	 * is told the most we could use, as before that negotiation existed:
-	 * a ULP accepting with its defaults then gets Reads, not IRD 0.
-	 */
-	cep->evd.ird = f->enhanced ? f->ird : RSW_MAX_RD_ATOM;
-	cep->evd.ord = f->enhanced ? f->ord : RSW_MAX_RD_ATOM;
+	cep->evd.ird = f->enhanced ? f->ird : blind;
+	cep->evd.ord = f->enhanced ? f->ord : blind;
 }
 
 /*

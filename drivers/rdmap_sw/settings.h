@@ -58,6 +58,7 @@ struct rsw_settings {
 	u32	rtr_prefer;
 	u32	max_fpdu;
 	u32	dead_peer_s;
+	u32	peer_ird_ord;	/* 1..RSW_MAX_RD_ATOM */
 };
 
 /* Lower bound of a non-zero max_fpdu: room for any header and data. */
