@@ -47,7 +47,7 @@
 static struct workqueue_struct *rsw_iw_wq;
 
 /* Most addresses of one netdev a wildcard listener binds. */
-#define RSW_IW_MAX_LISTEN	16
+#define RSW_IW_MAX_LISTEN	32
 
 struct rsw_iw_listen {
 	struct iw_cm_id *cm_id;
@@ -503,7 +503,10 @@ static bool rsw_iw_wildcard(const struct sockaddr_storage *ss)
  * RSW_IW_MAX_LISTEN: those of its family on our netdev and, for an IPv6
  * wildcard that is not IPv6-only (rdma_cm's afonly: net.ipv6.bindv6only
  * unless the ULP set it), the IPv4 ones too, as a dual-stack [::] socket
- * accepts them.  ib_srpt, for one, listens on [::]:port only.
+ * accepts them.  ib_srpt, for one, listens on [::]:port only.  The IPv4
+ * ones go first, at most half the room, so that many IPv6 addresses (one
+ * link-local and several global per prefix are common) cannot crowd them
+ * out, nor they the IPv6 ones.
  */
 static unsigned int rsw_iw_wildcard_addrs(struct rsw_device *rsw,
 					  const struct iw_cm_id *cm_id,
@@ -511,13 +514,13 @@ static unsigned int rsw_iw_wildcard_addrs(struct rsw_device *rsw,
 					  struct sockaddr_storage *addr)
 {
 	int family = cm_id->m_local_addr.ss_family;
-	unsigned int n;
+	unsigned int n = 0;
 
-	n = rsw_iw_local_addrs(rsw, family, port, addr, RSW_IW_MAX_LISTEN);
 	if (family == AF_INET6 && !cm_id->afonly)
-		n += rsw_iw_local_addrs(rsw, AF_INET, port, addr + n,
-					RSW_IW_MAX_LISTEN - n);
-	return n;
+		n = rsw_iw_local_addrs(rsw, AF_INET, port, addr,
+				       RSW_IW_MAX_LISTEN / 2);
+	return n + rsw_iw_local_addrs(rsw, family, port, addr + n,
+				      RSW_IW_MAX_LISTEN - n);
 }
 
 static void rsw_iw_set_port(struct sockaddr_storage *ss, __be16 port)
