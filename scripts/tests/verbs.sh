@@ -90,7 +90,7 @@ step "a dual-stack [::] listener serves IPv4 next to 21 IPv6 addresses"
 for i in $(seq 1 20); do
 	ip -6 addr add "2001:db8:77::$i/64" dev "$NETDEV" nodad || fail "ip -6 addr add"
 done
-listening() { rdma res show cm_id | grep -q "state LISTEN .*src-addr \[::\]:7481"; }
+listening() { rdma res show cm_id | grep -qE "state LISTEN .*:7481( |$)"; }
 printf '    $ %s &\n' "rping -s -a :: -p 7481 -C 3 -V"
 "$B/rping" -s -a :: -p 7481 -C 3 -V >"$RSW_RUN/rping-v6any.server" 2>&1 &
 srv=$!
