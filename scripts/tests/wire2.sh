@@ -17,9 +17,13 @@
 #
 # Options:
 #   --a siw|rsw --b siw|rsw   the providers (default: rsw on both)
-#   --load nvmeof|rping       fio randrw with crc32c verify at 4k and 128k
+#   --load nvmeof|rping|partition
+#                             fio randrw with crc32c verify at 4k and 128k
 #                             for --seconds each, or rping -V -C 200 of
-#                             16 KiB (default nvmeof)
+#                             16 KiB (default nvmeof); partition (rsw on
+#                             both, dead_peer_s 5): an endless rping -V,
+#                             then vm-b's eth0 goes down, and both ends'
+#                             rping must end on their own within 30 s
 #   --crc on|off              MPA CRC (rdmap_sw: its mpa_crc setting;
 #                             siw: the variant that requires it, or not)
 #   --mtu N                   both eth0 (default 1500)
@@ -67,7 +71,8 @@ while [ $# -gt 0 ]; do
 done
 re_check_provider_name "$A"
 re_check_provider_name "$B"
-case "$load" in nvmeof|rping) ;; *) fail "--load takes nvmeof or rping" ;; esac
+case "$load" in nvmeof|rping) ;; partition) [ "$A$B" = rswrsw ] || fail "--load partition needs rsw on both" ;;
+*) fail "--load takes nvmeof, rping or partition" ;; esac
 case "$crc" in ''|on|off) ;; *) fail "--crc takes on or off" ;; esac
 case "$mtu" in ''|*[!0-9]*) fail "--mtu takes a number" ;; esac
 case "$rev" in ''|2) ;; 1) [ "$B" = rsw ] || fail "--rev 1 needs --b rsw" ;;
@@ -217,6 +222,57 @@ run_b_rping() {
 	wire2_mpa_rev
 	echo "wire2 $CONFIG pings=$n mpa_crc=$mpa_crc"
 	barrier "done" "$BAR_S"
+}
+
+# Partition: dead_peer_s 5 on both ends; an endless verified rping; vm-b's
+# eth0 down.  Each end's rping must end by itself (dead-peer detection:
+# TCP_USER_TIMEOUT and keepalive), not by a time limit or a signal, within
+# PART_BOUND_S of the link going down; then the link comes back.
+PART_BOUND_S=30
+part_pings() { grep -o 'rdma-ping-[0-9]*:' "$RSW_RUN/rping.$1" 2>/dev/null | sort -u | wc -l; }
+part_flowing() { [ "$(part_pings client)" -ge 20 ]; }
+part_end() {
+	local who=$1 pid=$2 rc=0
+	poll_until "$PART_BOUND_S" "the rping $who ends by itself" ended_pid "$pid"
+	wait "$pid" || rc=$?
+	case $rc in
+	0) fail "the rping $who ended with status 0 across a partition" ;;
+	124|137) fail "the rping $who was killed by its time limit" ;;
+	esac
+	ok "rping $who ended with status $rc: $(tail -n 1 "$RSW_RUN/rping.$who")"
+}
+
+run_a_partition() {
+	rdma_core_use rping
+	re_rsw_set "$DEV" dead_peer_s 5
+	step "endless rping server on $TGT_IP"
+	timeout -k 5 600 "$B/rping" -s -a "$TGT_IP" -p 7175 -V -C 100000000 \
+		>"$RSW_RUN/rping.server" 2>&1 &
+	local pid=$!
+	barrier listening "$BAR_S"
+	barrier link-down "$BAR_S"
+	step "the partition ends the server's connection"
+	part_end server "$pid"
+	barrier "done" "$BAR_S"
+}
+
+run_b_partition() {
+	rdma_core_use rping
+	re_rsw_set "$DEV" dead_peer_s 5
+	barrier listening "$BAR_S"
+	step "endless rping client -V to $TGT_IP"
+	timeout -k 5 600 "$B/rping" -c -a "$TGT_IP" -p 7175 -V -v -C 100000000 \
+		>"$RSW_RUN/rping.client" 2>&1 &
+	local pid=$!
+	poll_until 120 "verified pings flowing" part_flowing
+	step "$RSW_NETDEV down: a partition longer than dead_peer_s"
+	check ip link set "$RSW_NETDEV" down
+	barrier link-down "$BAR_S"
+	part_end client "$pid"
+	barrier "done" $((PART_BOUND_S + BAR_S))
+	step "$RSW_NETDEV up again"
+	check ip link set "$RSW_NETDEV" up
+	poll_until 20 "$DEV port ACTIVE" eval "rdma link show $DEV/1 | grep -q 'state ACTIVE'"
 }
 
 # The MPA revision of every Request on the wire, for --rev.
