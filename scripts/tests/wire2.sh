@@ -17,10 +17,13 @@
 #
 # Options:
 #   --a siw|rsw --b siw|rsw   the providers (default: rsw on both)
-#   --load nvmeof|rping|partition
+#   --load nvmeof|rping|perftest|partition
 #                             fio randrw with crc32c verify at 4k and 128k
 #                             for --seconds each, or rping -V -C 200 of
-#                             16 KiB (default nvmeof); partition (rsw on
+#                             16 KiB (default nvmeof); perftest:
+#                             ib_write_bw, ib_read_bw, ib_send_bw over
+#                             rdma_cm, 64 KiB x 200, each must report;
+#                             partition (rsw on
 #                             both, dead_peer_s 5): an endless rping -V,
 #                             then vm-b's eth0 goes down, and both ends'
 #                             rping must end on their own within 30 s
@@ -71,8 +74,8 @@ while [ $# -gt 0 ]; do
 done
 re_check_provider_name "$A"
 re_check_provider_name "$B"
-case "$load" in nvmeof|rping) ;; partition) [ "$A$B" = rswrsw ] || fail "--load partition needs rsw on both" ;;
-*) fail "--load takes nvmeof, rping or partition" ;; esac
+case "$load" in nvmeof|rping|perftest) ;; partition) [ "$A$B" = rswrsw ] || fail "--load partition needs rsw on both" ;;
+*) fail "--load takes nvmeof, rping, perftest or partition" ;; esac
 case "$crc" in ''|on|off) ;; *) fail "--crc takes on or off" ;; esac
 case "$mtu" in ''|*[!0-9]*) fail "--mtu takes a number" ;; esac
 case "$rev" in ''|2) ;; 1) [ "$B" = rsw ] || fail "--rev 1 needs --b rsw" ;;
@@ -273,6 +276,51 @@ run_b_partition() {
 	step "$RSW_NETDEV up again"
 	check ip link set "$RSW_NETDEV" up
 	poll_until 20 "$DEV port ACTIVE" eval "rdma link show $DEV/1 | grep -q 'state ACTIVE'"
+}
+
+# perftest: one tool at a time, its server on vm-a listening before vm-b's
+# client starts; both must exit 0 and the client print its result row.
+PERF_TOOLS="ib_write_bw ib_read_bw ib_send_bw"
+perf_listening() { rdma res show cm_id | grep -qE "state LISTEN .*:$1( |$)"; }
+
+run_a_perftest() {
+	local tool port=7200 pid rc
+	command -v ib_write_bw >/dev/null || fail "perftest is not installed"
+	rdma_core_use	# perftest on this build's libibverbs and providers
+	for tool in $PERF_TOOLS; do
+		port=$((port + 1))
+		step "$tool server on $TGT_IP:$port"
+		printf '    $ %s &\n' "$tool -R -d $DEV -p $port -s 65536 -n 200"
+		timeout -k 5 300 "$tool" -R -d "$DEV" -p "$port" -s 65536 -n 200 \
+			>"$RSW_RUN/$tool.server" 2>&1 &
+		pid=$!
+		poll_until 30 "$tool listening" perf_listening "$port"
+		barrier "srv-$tool" "$BAR_S"
+		barrier "cli-$tool" "$BAR_S"
+		poll_until 60 "$tool server ends" ended_pid "$pid"
+		rc=0
+		wait "$pid" || rc=$?
+		[ "$rc" -eq 0 ] || { indent <"$RSW_RUN/$tool.server"; fail "$tool server exit status $rc"; }
+	done
+	barrier "done" "$BAR_S"
+}
+
+run_b_perftest() {
+	local tool port=7200
+	command -v ib_write_bw >/dev/null || fail "perftest is not installed"
+	rdma_core_use	# perftest on this build's libibverbs and providers
+	for tool in $PERF_TOOLS; do
+		port=$((port + 1))
+		barrier "srv-$tool" "$BAR_S"
+		step "$tool client to $TGT_IP:$port"
+		T_CMD_TIMEOUT=300 check "$tool" -R -d "$DEV" -p "$port" -s 65536 -n 200 "$TGT_IP"
+		grep -E "^[[:space:]]*65536[[:space:]]+200[[:space:]]" <<<"$T_OUT" | indent
+		grep -qE "^[[:space:]]*65536[[:space:]]+200[[:space:]]" <<<"$T_OUT" ||
+			fail "$tool printed no result row"
+		echo "wire2 $CONFIG $tool: $(grep -E "^[[:space:]]*65536[[:space:]]+200[[:space:]]" <<<"$T_OUT" | tr -s ' ')"
+		barrier "cli-$tool" "$BAR_S"
+	done
+	barrier "done" "$BAR_S"
 }
 
 # The MPA revision of every Request on the wire, for --rev.
