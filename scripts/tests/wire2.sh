@@ -17,10 +17,13 @@
 #
 # Options:
 #   --a siw|rsw --b siw|rsw   the providers (default: rsw on both)
-#   --load nvmeof|rping|perftest|partition
+#   --load nvmeof|nfs|rping|perftest|partition
 #                             fio randrw with crc32c verify at 4k and 128k
 #                             for --seconds each, or rping -V -C 200 of
-#                             16 KiB (default nvmeof); perftest:
+#                             16 KiB (default nvmeof); nfs: knfsd on
+#                             vm-a exports a tmpfs, vm-b mounts it over
+#                             RDMA (the newest NFSv4), writes 32 MiB,
+#                             reads it back, sha256 on both; perftest:
 #                             ib_write_bw, ib_read_bw, ib_send_bw over
 #                             rdma_cm, 64 KiB x 200, each must report;
 #                             partition (rsw on
@@ -50,6 +53,8 @@
 . "$(dirname "$0")/rdma-env.sh"
 # shellcheck source=scripts/tests/blk-io.sh
 . "$(dirname "$0")/blk-io.sh"
+# shellcheck source=scripts/tests/nfs-env.sh
+. "$(dirname "$0")/nfs-env.sh"
 
 A=rsw B=rsw load=nvmeof crc='' mtu=1500 rev='' markers='' netem='' seconds=10
 usage() {
@@ -74,8 +79,8 @@ while [ $# -gt 0 ]; do
 done
 re_check_provider_name "$A"
 re_check_provider_name "$B"
-case "$load" in nvmeof|rping|perftest) ;; partition) [ "$A$B" = rswrsw ] || fail "--load partition needs rsw on both" ;;
-*) fail "--load takes nvmeof, rping, perftest or partition" ;; esac
+case "$load" in nvmeof|nfs|rping|perftest) ;; partition) [ "$A$B" = rswrsw ] || fail "--load partition needs rsw on both" ;;
+*) fail "--load takes nvmeof, nfs, rping, perftest or partition" ;; esac
 case "$crc" in ''|on|off) ;; *) fail "--crc takes on or off" ;; esac
 case "$mtu" in ''|*[!0-9]*) fail "--mtu takes a number" ;; esac
 case "$rev" in ''|2) ;; 1) [ "$B" = rsw ] || fail "--rev 1 needs --b rsw" ;;
@@ -278,6 +283,38 @@ run_b_partition() {
 	poll_until 20 "$DEV port ACTIVE" eval "rdma link show $DEV/1 | grep -q 'state ACTIVE'"
 }
 
+# NFS: vm-a serves (nfs-env.sh), vm-b mounts, writes, reads back and
+# compares; vm-a compares its copy with the sum vm-b left in RSW_SHARE.
+size_mib=32
+run_a_nfs() {
+	IP=$TGT_IP CIDR=10.77.0.0/24 PORT=20049
+	nfs_server_start
+	barrier exported "$BAR_S"
+	barrier "done" $((seconds * 6 + 900))
+	step "the server's copy is what vm-b wrote"
+	check sha256sum "$EXPORT/file"
+	assert_eq "${T_OUT%% *}" "$(<"$RSW_SHARE/nfs.sha256")" "sha256 of the server's copy"
+	nfs_server_stop
+}
+
+run_b_nfs() {
+	IP=$TGT_IP PORT=20049 NFS_IFACE=$RSW_NETDEV
+	step "source file: $size_mib MiB from /dev/urandom"
+	check dd if=/dev/urandom of="$SRC" bs=1M count="$size_mib" status=none
+	src_sum=$(sha256sum "$SRC" | cut -d' ' -f1)
+	echo "$src_sum" >"$RSW_SHARE/nfs.sha256"
+	nfs_vers_pick
+	barrier exported "$BAR_S"
+	nfs_mount
+	re_mpa_assert_markers "$mpa" "$markers"
+	wire2_mpa_rev_of "$mpa"
+	nfs_write_read
+	nfs_umount
+	rm -f "$SRC"
+	echo "wire2 $CONFIG vers=$vers size=${size_mib}MiB write=$write_mbps MB/s read=$read_mbps MB/s sha256=ok mpa_crc=$mpa_crc"
+	barrier "done" "$BAR_S"
+}
+
 # perftest: one tool at a time, its server on vm-a listening before vm-b's
 # client starts; both must exit 0 and the client print its result row.
 PERF_TOOLS="ib_write_bw ib_read_bw ib_send_bw"
@@ -324,10 +361,11 @@ run_b_perftest() {
 }
 
 # The MPA revision of every Request on the wire, for --rev.
-wire2_mpa_rev() {
+wire2_mpa_rev() { wire2_mpa_rev_of "$mpa_counts"; }
+wire2_mpa_rev_of() {
 	local req v1
-	req=$(re_mpa_count "$mpa_counts" req)
-	v1=$(re_mpa_count "$mpa_counts" req_v1)
+	req=$(re_mpa_count "$1" req)
+	v1=$(re_mpa_count "$1" req_v1)
 	case "$rev" in
 	1) assert_eq "$v1" "$req" "MPA Requests of revision 1 (of $req)" ;;
 	2) assert_eq "$v1" 0 "MPA Requests of revision 1 (of $req)" ;;
