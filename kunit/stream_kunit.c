@@ -2483,6 +2483,7 @@ struct st_bad_case {
 	int qp_deny;		/* rights taken from the QP in RTS first */
 	bool ird0;		/* the connection agreed IRD 0 */
 	bool mk;		/* the QP asked for MPA Markers */
+	bool r;			/* a Read Request's header follows (R) */
 };
 
 #define ST_DDP_T	RSW_TERM_LAYER_DDP, RSW_DDP_ET_TAGGED
@@ -2534,12 +2535,16 @@ static const struct st_bad_case st_bad_cases[] = {
 	  ST_DDP_U, RSW_DDP_EC_U_VERSION, D_YES, false, ST_FLUSH },
 	{ "bad RDMAP version", st_b_bad_rdmap_version,
 	  ST_RDMAP_OP, RSW_RDMAP_EC_VERSION, D_YES, false, ST_FLUSH },
+	/* Refused when the Response is made: DDP and Read Request header. */
 	{ "read request bad source STag", st_b_rreq_bad_src,
-	  ST_RDMAP_PROT, RSW_RDMAP_EC_INVALID_STAG, D_ANY, false, ST_FLUSH },
+	  ST_RDMAP_PROT, RSW_RDMAP_EC_INVALID_STAG, D_YES, false, ST_FLUSH,
+	  .r = true },
 	{ "read request source without REMOTE_READ", st_b_rreq_no_right,
-	  ST_RDMAP_PROT, RSW_RDMAP_EC_ACCESS, D_ANY, false, ST_FLUSH },
+	  ST_RDMAP_PROT, RSW_RDMAP_EC_ACCESS, D_YES, false, ST_FLUSH,
+	  .r = true },
 	{ "read request beyond source end", st_b_rreq_beyond_end,
-	  ST_RDMAP_PROT, RSW_RDMAP_EC_BASE_BOUNDS, D_ANY, false, ST_FLUSH },
+	  ST_RDMAP_PROT, RSW_RDMAP_EC_BASE_BOUNDS, D_YES, false, ST_FLUSH,
+	  .r = true },
 	{ "read requests beyond IRD", st_b_rreq_beyond_ird,
 	  ST_DDP_U, RSW_DDP_EC_U_MSN_NO_BUF, D_YES, false, ST_FLUSH,
 	  .rresp_first = true },
@@ -2559,7 +2564,7 @@ static const struct st_bad_case st_bad_cases[] = {
 	  .qp_deny = IB_ACCESS_REMOTE_WRITE },
 	{ "read request to QP without REMOTE_READ", st_b_rreq_qp_denied,
 	  ST_RDMAP_PROT, RSW_RDMAP_EC_ACCESS, D_YES, false, ST_FLUSH,
-	  .qp_deny = IB_ACCESS_REMOTE_READ },
+	  .qp_deny = IB_ACCESS_REMOTE_READ, .r = true },
 	/* Review of issue 10: IRD 0 admits no Read Request, not one. */
 	{ "read request with IRD 0", st_b_rreq_ird0,
 	  ST_DDP_U, RSW_DDP_EC_U_MSN_NO_BUF, D_YES, false, ST_FLUSH,
@@ -2863,6 +2868,20 @@ static void st_hostile(struct kunit *test)
 						    x->frame + x->last_off +
 						    RSW_MPA_HDR_LEN, n),
 				      "Terminated DDP header differs");
+	}
+	KUNIT_EXPECT_EQ(test, rsw_term_r(term), c->r);
+	if (c->r && rsw_term_d(term)) {
+		/* Then the Read Request header, as the peer sent it. */
+		const u8 *rr = t + sizeof(struct rsw_hdr_term) +
+			       RSW_MPA_HDR_LEN + RSW_DDP_UNTAGGED_HDR_LEN;
+
+		KUNIT_ASSERT_GE(test, ulpdu + RSW_MPA_HDR_LEN,
+				(int)(rr - t) + RSW_RDMAP_RREQ_LEN);
+		KUNIT_EXPECT_TRUE_MSG(test, !memcmp(rr, x->frame + x->last_off +
+						    RSW_MPA_HDR_LEN +
+						    RSW_DDP_UNTAGGED_HDR_LEN,
+						    RSW_RDMAP_RREQ_LEN),
+				      "Terminated Read Request header differs");
 	}
 	/* We close our side; the QP's stream ends. */
 	kernel_sock_shutdown(x->raw, SHUT_WR);

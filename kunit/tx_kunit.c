@@ -786,6 +786,9 @@ static void tx_read_response_refused(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, term.cause.layer, RSW_TERM_LAYER_RDMAP);
 	KUNIT_EXPECT_EQ(test, term.cause.etype, p->etype);
 	KUNIT_EXPECT_EQ(test, term.cause.ecode, p->ecode);
+	/* Its Terminate carries the request's DDP and RDMA headers. */
+	KUNIT_EXPECT_TRUE(test, term.ddp_hdr);
+	KUNIT_EXPECT_TRUE(test, term.rdma_hdr);
 	KUNIT_EXPECT_EQ(test, c->sink.len, 0);
 }
 

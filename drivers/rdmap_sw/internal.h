@@ -438,7 +438,8 @@ void rsw_qp_term_cause(struct rsw_qp *qp, u32 vendor_err);
 /* The cqe.vendor_err of a Terminate cause. */
 static inline u32 rsw_term_vendor_err(const struct rsw_term_cause *c)
 {
-	return c->layer << RDMAP_SW_CQE_TERM_LAYER_SHIFT |
+	return RDMAP_SW_CQE_TERM_VALID |
+	       c->layer << RDMAP_SW_CQE_TERM_LAYER_SHIFT |
 	       c->etype << RDMAP_SW_CQE_TERM_ETYPE_SHIFT |
 	       c->ecode << RDMAP_SW_CQE_TERM_ECODE_SHIFT;
 }

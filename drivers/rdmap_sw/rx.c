@@ -87,37 +87,13 @@ EXPORT_SYMBOL_IF_KUNIT(rsw_rx_state_name);
  * Errors.
  */
 
-/*
- * Which parts of the offending segment a Terminate for @c carries
- * (Documentation/design.rst, "Terminate headers"):
- *  - LLP (MPA) errors: none, the framing itself is in doubt (Figure 10);
- *  - Local Catastrophic errors: none, the fault is ours, not the
- *    segment's (Figure 10);
- *  - DDP errors: segment length and DDP header (Figure 10), also on a
- *    Read Request;
- *  - RDMAP Remote Protection and Remote Operation errors: segment length
- *    and DDP header, and on a Read Request its RDMA header too (section
- *    7.1 rules 2 and 3; where Figure 10 says a Remote Operation error
- *    carries no RDMA header, the rule's MUST wins).
- * The DDP header only once it was read whole (@rx->ddp_hdr).
- */
-static void rsw_rx_term_parts(const struct rsw_rx *rx, struct rsw_rx_term *t)
-{
-	const struct rsw_term_cause *c = &t->cause;
-	bool rdmap = c->layer == RSW_TERM_LAYER_RDMAP;
-
-	t->ddp_hdr = rx->ddp_hdr && c->layer != RSW_TERM_LAYER_LLP &&
-		     !(rdmap && c->etype == RSW_RDMAP_ET_CATASTROPHIC);
-	t->rdma_hdr = t->ddp_hdr && rdmap && rx->seg_valid &&
-		      rx->seg.opcode == RSW_OP_READ_REQ;
-}
-
 /* Stop the stream with cause @c: the parts to include, then ops->stop. */
 static enum rsw_rx_state rsw_rx_stop(struct rsw_rx *rx,
 				     const struct rsw_term_cause *c)
 {
 	rx->term = (struct rsw_rx_term){ .cause = *c };
-	rsw_rx_term_parts(rx, &rx->term);
+	rsw_term_parts(&rx->term, rx->ddp_hdr,
+		       rx->seg_valid && rx->seg.opcode == RSW_OP_READ_REQ);
 	rx->ops->stop(rx->ctx, rx->seg_valid ? &rx->seg : NULL, &rx->term);
 	return RSW_RX_ERROR;
 }

@@ -70,6 +70,32 @@ struct rsw_rx_term {
 };
 
 /*
+ * Which parts of the offending segment a Terminate for @t->cause carries
+ * (Documentation/design.rst, "Terminate headers"), found by RX or when a
+ * Read or Atomic Response is made:
+ *  - LLP (MPA) errors: none, the framing itself is in doubt (Figure 10);
+ *  - Local Catastrophic errors: none, the fault is ours, not the
+ *    segment's (Figure 10);
+ *  - DDP errors: segment length and DDP header (Figure 10), also on a
+ *    Read Request (rule 3 speaks of a Request DDP delivered);
+ *  - RDMAP Remote Protection and Remote Operation errors: segment length
+ *    and DDP header, and on a Read Request its header too (section 7.1
+ *    rules 2 and 3; where Figure 10 says a Remote Operation error
+ *    carries no RDMA header, the rule's MUST wins).
+ * @ddp: the DDP header was read whole; @rreq: the segment is a Read
+ * Request whose header was read and accepted by DDP.
+ */
+static inline void rsw_term_parts(struct rsw_rx_term *t, bool ddp, bool rreq)
+{
+	const struct rsw_term_cause *c = &t->cause;
+	bool rdmap = c->layer == RSW_TERM_LAYER_RDMAP;
+
+	t->ddp_hdr = ddp && c->layer != RSW_TERM_LAYER_LLP &&
+		     !(rdmap && c->etype == RSW_RDMAP_ET_CATASTROPHIC);
+	t->rdma_hdr = t->ddp_hdr && rdmap && rreq;
+}
+
+/*
  * A segment whose header passed every check.  @hdr is the FPDU header from
  * the ULPDU_Length field on (Read Request fields: hdr->rreq.rreq; Terminate:
  * hdr->term and its optional parts) and is valid only during the callback.

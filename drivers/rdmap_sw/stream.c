@@ -65,7 +65,8 @@
  * Read or Send, which completes no work request on either side.  The
  * initiator sends it right after our Reply; a responder whose RTR has not
  * come RSW_STREAM_RTR_MS into RUN ends the stream abortively (-ETIMEDOUT).
- * The linger delayed work, idle until LINGER, times that.
+ * The deadline is a time (rtr_deadline), checked whenever the work runs;
+ * the linger delayed work, idle until LINGER, kicks the work at it.
  *
  * Lifetime.  The stream is allocated by rsw_stream_attach(), owned by its
  * QP (qp->stream) and freed by rsw_stream_free() from destroy_qp, after
@@ -346,8 +347,12 @@ static int rsw_stream_tx_rresp(struct rsw_stream *s)
 		if (ret == -EACCES) {
 			memset(&s->term, 0, sizeof(s->term));
 			s->term.why = term;
+			/* The layout rsw_tx_term.hdr has (rsw_hdr_rreq). */
 			if (term.ddp_hdr)
 				memcpy(s->term.hdr, &rr->ddp, sizeof(rr->ddp));
+			if (term.rdma_hdr)
+				memcpy(s->term.hdr + sizeof(rr->ddp), &rr->rreq,
+				       sizeof(rr->rreq));
 			rsw_stream_set_why(s, RSW_WHY_TERMINATE, -ECONNABORTED);
 			return -EACCES;
 		}
@@ -738,7 +743,7 @@ static int rsw_stream_broken(const struct rsw_stream *s)
 		return -ECONNRESET;
 	/* The RTR deadline (rsw_stream_start()) passed without the RTR. */
 	if (s->phase == RSW_STREAM_RUN && s->rtr_wait &&
-	    !delayed_work_pending(&s->linger))
+	    time_after_eq(jiffies, READ_ONCE(s->rtr_deadline)))
 		return -ETIMEDOUT;
 	return 0;
 }
@@ -995,6 +1000,8 @@ int rsw_stream_attach(struct rsw_qp *qp, struct socket *sock,
 	s->tx_hold = !initiator;
 	s->rtr_send = initiator && conn->p2p;
 	s->rtr_wait = !initiator && conn->p2p;
+	s->rtr_deadline = jiffies +
+			  msecs_to_jiffies(READ_ONCE(rsw_stream_rtr_ms));
 	s->msn[RSW_QN_SEND] = 1;
 	s->msn[RSW_QN_READ_REQ] = 1;
 	s->msn[RSW_QN_TERMINATE] = 1;
@@ -1049,10 +1056,17 @@ void rsw_stream_start(struct rsw_qp *qp)
 
 	if (!s)
 		return;
-	/* Still IDLE, so RX has not run: the RTR is awaited from now on. */
-	if (s->rtr_wait)
-		queue_delayed_work(rsw_stream_wq, &s->linger,
-				   msecs_to_jiffies(READ_ONCE(rsw_stream_rtr_ms)));
+	/*
+	 * Still IDLE, so RX has not run: the RTR is awaited from now on.  A
+	 * work that sees RUN with attach's deadline still (no ordering
+	 * here) sees one only earlier by the time until now.
+	 */
+	if (s->rtr_wait) {
+		unsigned long t = msecs_to_jiffies(READ_ONCE(rsw_stream_rtr_ms));
+
+		WRITE_ONCE(s->rtr_deadline, jiffies + t);
+		queue_delayed_work(rsw_stream_wq, &s->linger, t);
+	}
 	WRITE_ONCE(s->phase, RSW_STREAM_RUN);
 	rsw_stream_kick(s);
 }

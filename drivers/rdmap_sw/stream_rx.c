@@ -450,17 +450,20 @@ bool rsw_stream_deliver_atomic_resp(struct rsw_stream *s,
 	rsw_tx_read_done(&s->tx, &idx);
 	if (s->tx.sqe_pending)
 		s->rx_wake = true;
+	if (status != RDMAP_SW_WC_SUCCESS) {
+		/*
+		 * Our result buffer failed us, not the peer: a Local
+		 * Catastrophic Error, whose Terminate carries no headers
+		 * (rsw_term_parts()); its cause before the completion in
+		 * error moves the QP.
+		 */
+		*term = RSW_TERM_CAUSE(RSW_TERM_LAYER_RDMAP,
+				       RSW_RDMAP_ET_CATASTROPHIC, 0);
+		rsw_qp_term_cause(s->qp, rsw_term_vendor_err(term));
+	}
 	rsw_qp_sq_complete(s->qp, idx, status,
 			   status ? 0 : sizeof(orig));
-	if (status == RDMAP_SW_WC_SUCCESS)
-		return true;
-	/*
-	 * Our result buffer failed us, not the peer: a Local Catastrophic
-	 * Error, whose Terminate carries no headers (rsw_rx_term_parts()).
-	 */
-	*term = RSW_TERM_CAUSE(RSW_TERM_LAYER_RDMAP,
-			       RSW_RDMAP_ET_CATASTROPHIC, 0);
-	return false;
+	return status == RDMAP_SW_WC_SUCCESS;
 }
 
 bool rsw_stream_deliver_rresp(struct rsw_stream *s,
@@ -494,6 +497,8 @@ bool rsw_stream_deliver_rreq(struct rsw_stream *s,
 		.src_stag = be32_to_cpu(q->src_stag),
 		.src_to = be64_to_cpu(q->src_to),
 		.len = be32_to_cpu(q->read_size),
+		.ddp = seg->hdr->rreq.ddp,
+		.rreq = *q,
 	};
 	s->msn[RSW_QN_READ_REQ]++;
 	s->rx_wake = true;		/* a Read Response is owed */

@@ -905,12 +905,17 @@ int rsw_tx_wqe(struct rsw_tx *tx, struct rsw_qp *qp,
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_tx_wqe);
 
-/* @term for a refused Read or Atomic Request source: -EACCES. */
-static int rsw_tx_rresp_refused(enum rsw_mr_err err, struct rsw_rx_term *term)
+/*
+ * @term for a refused Read or Atomic Request @rr: its cause and the parts
+ * of the request it carries (rr->ddp, and rr->rreq for a Read); -EACCES.
+ */
+static int rsw_tx_rresp_refused(const struct rsw_tx_rresp *rr,
+				enum rsw_mr_err err, struct rsw_rx_term *term)
 {
 	*term = (struct rsw_rx_term){
 		.cause = rsw_mr_err_to_term(err, RSW_MR_USE_READ_REQ),
 	};
+	rsw_term_parts(term, true, !rr->atomic);
 	return -EACCES;
 }
 
@@ -935,11 +940,8 @@ static int rsw_tx_atomic_response(struct rsw_tx *tx,
 		err = rsw_mr_atomic(&ref, rr->src_to, &rr->op, &orig);
 		rsw_mr_ref_put(&ref);
 	}
-	if (err) {
-		rsw_tx_rresp_refused(err, term);
-		term->ddp_hdr = true;
-		return -EACCES;
-	}
+	if (err)
+		return rsw_tx_rresp_refused(rr, err, term);
 	memset(m, 0, sizeof(*m));
 	m->kind = RSW_TX_RRESP;
 	m->op = RSW_OP_ATOMIC_RESP;
@@ -965,7 +967,7 @@ int rsw_tx_read_response(struct rsw_tx *tx, const struct rsw_tx_rresp *rr,
 				    rr->src_to, rr->len, IB_ACCESS_REMOTE_READ,
 				    &ref);
 		if (err)
-			return rsw_tx_rresp_refused(err, term);
+			return rsw_tx_rresp_refused(rr, err, term);
 		rsw_mr_ref_put(&ref);
 	}
 	memset(m, 0, sizeof(*m));
