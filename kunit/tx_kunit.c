@@ -1994,8 +1994,16 @@ static void tx_tp_stop(void *ctx, const struct rsw_rx_seg *seg,
 	r->term = *term;
 }
 
+/* One message per queue, MSN 1: the first each queue of the sender has. */
+static void tx_tp_window(void *ctx, u8 qn, u32 msn, struct rsw_rx_window *w)
+{
+	w->msn = 1;
+	w->count = 1;
+	w->len = TX_MSG_MAX;
+}
+
 static const struct rsw_rx_ops tx_tp_ops = {
-	.window = tx_rec_window,
+	.window = tx_tp_window,
 	.place_tagged = tx_tp_place_tagged,
 	.place_untagged = tx_tp_place_untagged,
 	.seg_done = tx_tp_seg_done,
