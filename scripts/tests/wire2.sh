@@ -171,7 +171,7 @@ re_attach "$me" "$RSW_NETDEV"
 if [ "$me" = rsw ]; then
 	[ -z "$crc" ] || re_rsw_set "$DEV" mpa_crc "$crc"
 	[ -z "$rev" ] || re_rsw_set "$DEV" mpa_rev "$rev"
-	[ -z "$markers" ] || re_rsw_set "$DEV" mpa_markers "$markers"
+	[ -z "$markers" ] || re_rsw_set "$DEV" mpa_markers "$([ "$markers" = on ] && echo 1 || echo 0)"
 fi
 fail0=$(conn_failures)
 
