@@ -28,9 +28,19 @@ if [ "${RSW_KERNEL:-}" = debug ]; then
 fi
 declare -A BIO_SUMMARY=()
 
-# bdev_sectors: sectors read plus written on $bdev so far (/sys/block/X/stat).
+# bdev_sectors: sectors read plus written on $bdev so far (/sys/block/X/stat),
+# and on its hidden NVMe multipath paths (nvmeXcYnZ): before 6.3 a
+# multipath head counts no I/O of its own (Debian's 6.1), after it both
+# do.  Only its growth matters (io_flowing).
 bdev_sectors() {
-	awk '{ print $3 + $7 }' "/sys/block/${bdev#/dev/}/stat"
+	local name=${bdev#/dev/} f stats=()
+	stats=("/sys/block/$name/stat")
+	if [[ $name =~ ^nvme([0-9]+)n([0-9]+)$ ]]; then
+		for f in /sys/class/block/nvme"${BASH_REMATCH[1]}"c*n"${BASH_REMATCH[2]}"/stat; do
+			[ -r "$f" ] && stats+=("$f")
+		done
+	fi
+	awk '{ n += $3 + $7 } END { print n }' "${stats[@]}"
 }
 
 # For poll_until: $bdev moved sectors since $io_mark.
