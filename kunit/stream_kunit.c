@@ -2748,6 +2748,14 @@ static void st_expect_eof(struct kunit *test, struct st_hx *x)
 /* Any vendor_err (st_hx_check_end_vendor()). */
 #define ST_ANY_VENDOR_ERR	U32_MAX
 
+/* The vendor_err a Terminate of @layer, @etype, @ecode leaves. */
+static u32 st_term_ve(u8 layer, u8 etype, u8 ecode)
+{
+	struct rsw_term_cause c = RSW_TERM_CAUSE(layer, etype, ecode);
+
+	return rsw_term_vendor_err(&c);
+}
+
 /*
  * The stream ended in ERROR, receives flushed (the first with @rq0_status)
  * carrying @vendor_err unless ST_ANY_VENDOR_ERR, and nothing changed
@@ -2951,8 +2959,7 @@ static void st_peer_terminate(struct kunit *test)
 
 	/* Every flushed receive carries the Terminate's cause. */
 	st_hx_check_end_vendor(test, x, IB_WC_WR_FLUSH_ERR, 0,
-			       rsw_term_vendor_err(&RSW_TERM_CAUSE(
-					c->layer, c->etype, c->ecode)));
+			       st_term_ve(c->layer, c->etype, c->ecode));
 	KUNIT_EXPECT_TRUE_MSG(test, test_bit(c->event, &x->e->events),
 			      "events %#lx", x->e->events);
 	/* No Terminate answers a Terminate: the raw end just sees the end. */
@@ -3245,9 +3252,9 @@ static void st_peer_wrong_rtr(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rsw_term_ecode(&th->term), RSW_RDMAP_EC_OPCODE);
 	kernel_sock_shutdown(x->raw, SHUT_WR);
 	st_hx_check_end_vendor(test, x, IB_WC_WR_FLUSH_ERR, 0,
-			       rsw_term_vendor_err(&RSW_TERM_CAUSE(
-					RSW_TERM_LAYER_RDMAP, RSW_RDMAP_ET_REMOTE_OP,
-					RSW_RDMAP_EC_OPCODE)));
+			       st_term_ve(RSW_TERM_LAYER_RDMAP,
+					  RSW_RDMAP_ET_REMOTE_OP,
+					  RSW_RDMAP_EC_OPCODE));
 }
 
 static void st_rtr_ms_restore(void *old)
@@ -3274,8 +3281,8 @@ static void st_rtr_deadline(struct kunit *test, int rtr_after_ms)
 	struct st_hx *x;
 	struct ib_wc wc;
 
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
-				st_rtr_ms_restore, (void *)old), 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, st_rtr_ms_restore,
+							(void *)old), 0);
 	x = st_hx_prepare(test, true, false, &qs);
 	st_attach(test, x->e, qs, &conn, false);
 	rsw_stream_start(to_rsw_qp(x->e->qp));
@@ -3333,9 +3340,8 @@ static void st_qp_to_sqe(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, rsw_term_r(&th->term));
 	kernel_sock_shutdown(x->raw, SHUT_WR);
 	st_hx_check_end_vendor(test, x, IB_WC_WR_FLUSH_ERR, 0,
-			       rsw_term_vendor_err(&RSW_TERM_CAUSE(
-					RSW_TERM_LAYER_RDMAP,
-					RSW_RDMAP_ET_CATASTROPHIC, 0)));
+			       st_term_ve(RSW_TERM_LAYER_RDMAP,
+					  RSW_RDMAP_ET_CATASTROPHIC, 0));
 	ss = st_stats(test, x->e);
 	KUNIT_EXPECT_EQ(test, ss.term_sent, 1);
 	KUNIT_EXPECT_EQ(test, ss.term_rcvd, 0);
@@ -3509,9 +3515,8 @@ static void st_peer_local_term(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, wc.wr_id, 10);
 	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_WR_FLUSH_ERR);
 	KUNIT_EXPECT_EQ(test, wc.vendor_err,
-			rsw_term_vendor_err(&RSW_TERM_CAUSE(
-				RSW_TERM_LAYER_RDMAP,
-				RSW_RDMAP_ET_CATASTROPHIC, 0)));
+			st_term_ve(RSW_TERM_LAYER_RDMAP,
+				   RSW_RDMAP_ET_CATASTROPHIC, 0));
 	ss = st_stats(test, x->e);
 	KUNIT_EXPECT_EQ(test, ss.term_sent, 1);
 	KUNIT_EXPECT_EQ(test, ss.term.layer, RSW_TERM_LAYER_RDMAP);

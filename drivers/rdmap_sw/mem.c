@@ -1174,7 +1174,7 @@ static const struct rsw_term_cause rsw_mr_terms[][RSW_MR_NERR] = {
 };
 
 struct rsw_term_cause rsw_mr_err_to_term(enum rsw_mr_err err,
-				      enum rsw_mr_use use)
+					 enum rsw_mr_use use)
 {
 	if (WARN_ON_ONCE(use >= ARRAY_SIZE(rsw_mr_terms) || err >= RSW_MR_NERR))
 		return (struct rsw_term_cause)RSW_MR_TERM_RDMAP(UNSPECIFIED);
