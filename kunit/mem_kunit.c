@@ -1653,7 +1653,7 @@ struct rsw_mt_term_case {
 	const char *desc;
 	enum rsw_mr_err err;
 	enum rsw_mr_use use;
-	struct rsw_mr_term expect;
+	struct rsw_term_cause expect;
 };
 
 static const struct rsw_mt_term_case rsw_mt_term_cases[] = {
@@ -1696,7 +1696,7 @@ KUNIT_ARRAY_PARAM_DESC(rsw_mt_term, rsw_mt_term_cases, desc);
 static void rsw_mt_term_codes(struct kunit *test)
 {
 	const struct rsw_mt_term_case *c = test->param_value;
-	struct rsw_mr_term t = rsw_mr_err_to_term(c->err, c->use);
+	struct rsw_term_cause t = rsw_mr_err_to_term(c->err, c->use);
 
 	KUNIT_EXPECT_EQ(test, t.layer, c->expect.layer);
 	KUNIT_EXPECT_EQ(test, t.etype, c->expect.etype);
@@ -1711,7 +1711,7 @@ static void rsw_mt_term_codes_defined(struct kunit *test)
 
 	for (use = RSW_MR_USE_TAGGED; use <= RSW_MR_USE_INVALIDATE; use++) {
 		for (err = RSW_MR_ERR_STAG; err <= RSW_MR_ERR_NO_INVAL; err++) {
-			struct rsw_mr_term t = rsw_mr_err_to_term(err, use);
+			struct rsw_term_cause t = rsw_mr_err_to_term(err, use);
 			const char *name = rsw_term_name(t.layer, t.etype,
 							 t.ecode);
 

@@ -308,6 +308,9 @@ struct request_case {
 #define LPM(v, c, p, t, i, o) \
 	{ .rev = v, .crc = c, .markers = 1, .p2p = p, .rtr = t, .ird = i, \
 	  .ord = o }
+/* Revision @v, IRD @i, ORD @o, a peer without IRD/ORD taken to have @b. */
+#define LPB(v, i, o, b) \
+	{ .rev = v, .rtr = RTR_ALL, .ird = i, .ord = o, .peer_ird_ord = b }
 #define LPD(v, c, p, t, i, o, l) \
 	{ .rev = v, .crc = c, .p2p = p, .rtr = t, .ird = i, .ord = o, \
 	  .pd_len = l }
@@ -913,6 +916,17 @@ static const struct resp_case resp_cases[] = {
 	{ "markers_not_in_reject", LPM(2, 0, 0, RTR_ALL, 0, 0),
 	  FR(.rev = 1, .markers = 1, .pd_len = 256), RSW_MPA_E_PD_IWCM,
 	  FR(.rev = 1, .reject = 1), CONN() },
+	/*
+	 * The device's peer_ird_ord: a peer that sent no IRD is taken to
+	 * have it, our ORD capped to it; one that sent its IRD is not.
+	 */
+	{ "peer_ird_ord_rev1", LPB(2, 16, 16, 4), FR(.rev = 1), RSW_MPA_OK,
+	  FR(.rev = 1), CONN(.rev = 1, .ird = 16, .ord = 4) },
+	{ "peer_ird_ord_rev2_plain", LPB(2, 16, 2, 4), FR(.rev = 2),
+	  RSW_MPA_OK, FR(.rev = 2), CONN(.rev = 2, .ird = 16, .ord = 2) },
+	{ "peer_ird_ord_enhanced", LPB(2, 16, 16, 4),
+	  REQ2(.ird = 8, .ord = 8), RSW_MPA_OK, REQ2(.ird = 16, .ord = 8),
+	  CONN(.rev = 2, .enhanced = 1, .ird = 16, .ord = 8) },
 	/* Private data iw_cm cannot deliver. */
 	{ "pd_255_ok", LP(2, 0, 0, RTR_ALL, 0, 0), FR(.rev = 1, .pd_len = 255),
 	  RSW_MPA_OK, FR(.rev = 1), CONN(.rev = 1) },
@@ -1093,6 +1107,13 @@ static const struct init_case init_cases[] = {
 	  CONN() },
 	{ "crc_on_dropped", LPC(1, 0), FR(.rev = 2), RSW_MPA_OK,
 	  CONN(.rev = 2, .crc = 1) },
+	/* The device's peer_ird_ord caps our ORD toward a silent peer. */
+	{ "peer_ird_ord_rev1", LPB(2, 8, 16, 4), FR(.rev = 1), RSW_MPA_OK,
+	  CONN(.rev = 1, .ird = 8, .ord = 4) },
+	{ "peer_ird_ord_rev1_below", LPB(1, 8, 2, 4), FR(.rev = 1),
+	  RSW_MPA_OK, CONN(.rev = 1, .ird = 8, .ord = 2) },
+	{ "peer_ird_ord_enhanced", LPB(2, 8, 16, 4), REQ2(.ird = 12),
+	  RSW_MPA_OK, CONN(.rev = 2, .enhanced = 1, .ird = 8, .ord = 12) },
 	{ "pd_255_ok", LP(2, 0, 0, RTR_ALL, 0, 0), FR(.rev = 1, .pd_len = 255),
 	  RSW_MPA_OK, CONN(.rev = 1) },
 	{ "pd_256", LP(2, 0, 0, RTR_ALL, 0, 0), FR(.rev = 1, .pd_len = 256),

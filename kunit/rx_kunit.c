@@ -119,16 +119,9 @@ static enum rsw_mr_err rx_mock_mr_check(u32 stag, u64 to, u64 len)
 	return RSW_MR_OK;
 }
 
-static void rx_term_set(struct rsw_rx_term *t, struct rsw_mr_term mt)
-{
-	t->layer = mt.layer;
-	t->etype = mt.etype;
-	t->ecode = mt.ecode;
-}
-
 static bool rx_mock_place_tagged(void *ctx, const struct rsw_rx_seg *seg,
 				 u64 to, const void *data, u32 len,
-				 struct rsw_rx_term *term)
+				 struct rsw_term_cause *term)
 {
 	struct rx_mock *m = ctx;
 	enum rsw_mr_err err;
@@ -139,7 +132,7 @@ static bool rx_mock_place_tagged(void *ctx, const struct rsw_rx_seg *seg,
 
 	err = rx_mock_mr_check(seg->stag, seg->to, seg->payload_len);
 	if (err) {
-		rx_term_set(term, rsw_mr_err_to_term(err, RSW_MR_USE_TAGGED));
+		*term = rsw_mr_err_to_term(err, RSW_MR_USE_TAGGED);
 		return false;
 	}
 	memcpy(m->mem.mr + RX_GUARD_LEN + (to - RX_MR_TO), data, len);
@@ -149,7 +142,7 @@ static bool rx_mock_place_tagged(void *ctx, const struct rsw_rx_seg *seg,
 
 static bool rx_mock_place_untagged(void *ctx, const struct rsw_rx_seg *seg,
 				   u32 mo, const void *data, u32 len,
-				   struct rsw_rx_term *term)
+				   struct rsw_term_cause *term)
 {
 	struct rx_mock *m = ctx;
 	struct rx_ev e = {
@@ -181,7 +174,7 @@ static bool rx_mock_refuse(const struct rsw_rx_seg *seg)
 }
 
 static bool rx_mock_seg_done(void *ctx, const struct rsw_rx_seg *seg,
-			     struct rsw_rx_term *term)
+			     struct rsw_term_cause *term)
 {
 	const union rsw_hdr *h = seg->hdr;
 	struct rx_ev *e;
@@ -189,11 +182,10 @@ static bool rx_mock_seg_done(void *ctx, const struct rsw_rx_seg *seg,
 	if (rx_mock_refuse(seg)) {
 		bool inval = rsw_rdmap_op_inval(seg->opcode);
 
-		rx_term_set(term,
-			    rsw_mr_err_to_term(inval ? RSW_MR_ERR_STAG :
-						       RSW_MR_ERR_ACCESS,
-					       inval ? RSW_MR_USE_INVALIDATE :
-						       RSW_MR_USE_READ_REQ));
+		*term = rsw_mr_err_to_term(inval ? RSW_MR_ERR_STAG :
+						   RSW_MR_ERR_ACCESS,
+					   inval ? RSW_MR_USE_INVALIDATE :
+						   RSW_MR_USE_READ_REQ);
 		return false;
 	}
 	e = rx_mock_add(ctx, EV_DONE);
@@ -449,14 +441,14 @@ static void rx_fail(struct rx_stream *s, bool placed, u8 layer, u8 etype,
 	e = rx_expect(s, EV_STOP);
 	e->seg = seg;
 	e->term = (struct rsw_rx_term) {
-		.layer = layer, .etype = etype, .ecode = ecode,
+		.cause = RSW_TERM_CAUSE(layer, etype, ecode),
 		.ddp_hdr = d, .rdma_hdr = r,
 	};
 }
 
 static void rx_fail_mr(struct rx_stream *s, enum rsw_mr_err err)
 {
-	struct rsw_mr_term t = rsw_mr_err_to_term(err, RSW_MR_USE_TAGGED);
+	struct rsw_term_cause t = rsw_mr_err_to_term(err, RSW_MR_USE_TAGGED);
 
 	rx_fail(s, false, t.layer, t.etype, t.ecode, true, false, true);
 }
@@ -787,7 +779,7 @@ static void rx_b_read_req_over_ird(struct rx_stream *s)
 
 static void rx_b_read_req_bad_source(struct rx_stream *s)
 {
-	struct rsw_mr_term t = rsw_mr_err_to_term(RSW_MR_ERR_ACCESS,
+	struct rsw_term_cause t = rsw_mr_err_to_term(RSW_MR_ERR_ACCESS,
 						  RSW_MR_USE_READ_REQ);
 
 	rx_read_req(s, RX_MSN, 8, RX_SRC_STAG + 1);
@@ -796,7 +788,7 @@ static void rx_b_read_req_bad_source(struct rx_stream *s)
 
 static void rx_b_send_inv_bad_stag(struct rx_stream *s)
 {
-	struct rsw_mr_term t = rsw_mr_err_to_term(RSW_MR_ERR_STAG,
+	struct rsw_term_cause t = rsw_mr_err_to_term(RSW_MR_ERR_STAG,
 						  RSW_MR_USE_INVALIDATE);
 
 	rx_send(s, RSW_OP_SEND_INV, true, RX_MSN, 0, 9, RX_INV_STAG + 1,
@@ -916,9 +908,9 @@ static bool rx_ev_equal(const struct rx_ev *a, const struct rx_ev *b)
 	       a->last == b->last && a->stag == b->stag && a->to == b->to &&
 	       a->qn == b->qn && a->msn == b->msn && a->mo == b->mo &&
 	       a->len == b->len && a->extra == b->extra &&
-	       a->seg == b->seg && a->term.layer == b->term.layer &&
-	       a->term.etype == b->term.etype &&
-	       a->term.ecode == b->term.ecode &&
+	       a->seg == b->seg && a->term.cause.layer == b->term.cause.layer &&
+	       a->term.cause.etype == b->term.cause.etype &&
+	       a->term.cause.ecode == b->term.cause.ecode &&
 	       a->term.ddp_hdr == b->term.ddp_hdr &&
 	       a->term.rdma_hdr == b->term.rdma_hdr;
 }
@@ -929,8 +921,8 @@ static void rx_ev_print(struct kunit *test, const char *who, u32 i,
 	kunit_info(test,
 		   "%s[%u]: kind %d op %u last %d stag %#x to %#llx qn %u msn %u mo %u len %u extra %#x seg %d term %u/%u/%#x D %d R %d\n",
 		   who, i, e->kind, e->opcode, e->last, e->stag, e->to, e->qn,
-		   e->msn, e->mo, e->len, e->extra, e->seg, e->term.layer,
-		   e->term.etype, e->term.ecode, e->term.ddp_hdr,
+		   e->msn, e->mo, e->len, e->extra, e->seg, e->term.cause.layer,
+		   e->term.cause.etype, e->term.cause.ecode, e->term.ddp_hdr,
 		   e->term.rdma_hdr);
 }
 
@@ -987,8 +979,8 @@ static bool rx_run(struct kunit *test, const struct rx_stream *s,
 		return false;
 	}
 	term = rsw_rx_stopped(&rx);
-	if (!term != !stops || (stops && term->ecode !=
-				s->ev[s->nev - 1].term.ecode)) {
+	if (!term != !stops || (stops && term->cause.ecode !=
+				s->ev[s->nev - 1].term.cause.ecode)) {
 		KUNIT_FAIL(test, "fed %s: rsw_rx_stopped() wrong", how);
 		return false;
 	}
@@ -1126,7 +1118,7 @@ static bool rx_contract_ok(struct kunit *test, const struct rx_mock *m)
 		if (m->ev[i].kind != EV_STOP)
 			continue;
 		if (i != m->nev - 1 ||
-		    !rsw_term_name(t->layer, t->etype, t->ecode))
+		    !rsw_term_name(t->cause.layer, t->cause.etype, t->cause.ecode))
 			return false;
 	}
 	return true;
@@ -1416,9 +1408,9 @@ static void rx_markers_bad(struct kunit *test)
 		return;
 	}
 	KUNIT_ASSERT_NOT_NULL(test, term);
-	KUNIT_EXPECT_EQ(test, term->layer, RSW_TERM_LAYER_LLP);
-	KUNIT_EXPECT_EQ(test, term->etype, RSW_LLP_ET_MPA);
-	KUNIT_EXPECT_EQ(test, term->ecode, c->ecode);
+	KUNIT_EXPECT_EQ(test, term->cause.layer, RSW_TERM_LAYER_LLP);
+	KUNIT_EXPECT_EQ(test, term->cause.etype, RSW_LLP_ET_MPA);
+	KUNIT_EXPECT_EQ(test, term->cause.ecode, c->ecode);
 	KUNIT_EXPECT_FALSE(test, term->ddp_hdr);
 	KUNIT_EXPECT_FALSE(test, eof);
 	KUNIT_ASSERT_GT(test, m->nev, 0U);
@@ -1441,7 +1433,7 @@ static void rx_markers_eof_inside(struct kunit *test)
 	term = rx_mk_feed(test, s, w, 0, U32_MAX, m, &eof);
 	KUNIT_EXPECT_FALSE(test, eof);
 	KUNIT_ASSERT_NOT_NULL(test, term);
-	KUNIT_EXPECT_EQ(test, term->ecode, RSW_MPA_EC_TCP_LOST);
+	KUNIT_EXPECT_EQ(test, term->cause.ecode, RSW_MPA_EC_TCP_LOST);
 }
 
 /* Every Terminate the parser produces is one the RFCs define. */
@@ -1458,7 +1450,7 @@ static void rx_terms_defined(struct kunit *test)
 
 			if (s->ev[j].kind != EV_STOP)
 				continue;
-			name = rsw_term_name(t->layer, t->etype, t->ecode);
+			name = rsw_term_name(t->cause.layer, t->cause.etype, t->cause.ecode);
 			KUNIT_EXPECT_NOT_NULL_MSG(test, name, "%s",
 						  rx_cases[i].desc);
 		}

@@ -973,13 +973,13 @@ static void st_lb_send_inv(struct kunit *test)
 	sb = st_stats(test, lb.b);
 	sa = st_stats(test, lb.a);
 	KUNIT_EXPECT_EQ(test, sb.term_sent, 1);
-	KUNIT_EXPECT_EQ(test, sb.term_layer, RSW_TERM_LAYER_DDP);
-	KUNIT_EXPECT_EQ(test, sb.term_etype, RSW_DDP_ET_TAGGED);
-	KUNIT_EXPECT_EQ(test, sb.term_ecode, RSW_DDP_EC_T_INVALID_STAG);
+	KUNIT_EXPECT_EQ(test, sb.term.layer, RSW_TERM_LAYER_DDP);
+	KUNIT_EXPECT_EQ(test, sb.term.etype, RSW_DDP_ET_TAGGED);
+	KUNIT_EXPECT_EQ(test, sb.term.ecode, RSW_DDP_EC_T_INVALID_STAG);
 	KUNIT_EXPECT_EQ(test, sa.term_rcvd, 1);
-	KUNIT_EXPECT_EQ(test, sa.term_layer, RSW_TERM_LAYER_DDP);
-	KUNIT_EXPECT_EQ(test, sa.term_etype, RSW_DDP_ET_TAGGED);
-	KUNIT_EXPECT_EQ(test, sa.term_ecode, RSW_DDP_EC_T_INVALID_STAG);
+	KUNIT_EXPECT_EQ(test, sa.term.layer, RSW_TERM_LAYER_DDP);
+	KUNIT_EXPECT_EQ(test, sa.term.etype, RSW_DDP_ET_TAGGED);
+	KUNIT_EXPECT_EQ(test, sa.term.ecode, RSW_DDP_EC_T_INVALID_STAG);
 	KUNIT_EXPECT_EQ(test, st_state(test, lb.a), IB_QPS_ERR);
 	KUNIT_EXPECT_EQ(test, st_state(test, lb.b), IB_QPS_ERR);
 	KUNIT_EXPECT_TRUE(test, test_bit(IB_EVENT_QP_ACCESS_ERR,
@@ -2483,6 +2483,7 @@ struct st_bad_case {
 	int qp_deny;		/* rights taken from the QP in RTS first */
 	bool ird0;		/* the connection agreed IRD 0 */
 	bool mk;		/* the QP asked for MPA Markers */
+	bool r;			/* a Read Request's header follows (R) */
 };
 
 #define ST_DDP_T	RSW_TERM_LAYER_DDP, RSW_DDP_ET_TAGGED
@@ -2534,12 +2535,16 @@ static const struct st_bad_case st_bad_cases[] = {
 	  ST_DDP_U, RSW_DDP_EC_U_VERSION, D_YES, false, ST_FLUSH },
 	{ "bad RDMAP version", st_b_bad_rdmap_version,
 	  ST_RDMAP_OP, RSW_RDMAP_EC_VERSION, D_YES, false, ST_FLUSH },
+	/* Refused when the Response is made: DDP and Read Request header. */
 	{ "read request bad source STag", st_b_rreq_bad_src,
-	  ST_RDMAP_PROT, RSW_RDMAP_EC_INVALID_STAG, D_ANY, false, ST_FLUSH },
+	  ST_RDMAP_PROT, RSW_RDMAP_EC_INVALID_STAG, D_YES, false, ST_FLUSH,
+	  .r = true },
 	{ "read request source without REMOTE_READ", st_b_rreq_no_right,
-	  ST_RDMAP_PROT, RSW_RDMAP_EC_ACCESS, D_ANY, false, ST_FLUSH },
+	  ST_RDMAP_PROT, RSW_RDMAP_EC_ACCESS, D_YES, false, ST_FLUSH,
+	  .r = true },
 	{ "read request beyond source end", st_b_rreq_beyond_end,
-	  ST_RDMAP_PROT, RSW_RDMAP_EC_BASE_BOUNDS, D_ANY, false, ST_FLUSH },
+	  ST_RDMAP_PROT, RSW_RDMAP_EC_BASE_BOUNDS, D_YES, false, ST_FLUSH,
+	  .r = true },
 	{ "read requests beyond IRD", st_b_rreq_beyond_ird,
 	  ST_DDP_U, RSW_DDP_EC_U_MSN_NO_BUF, D_YES, false, ST_FLUSH,
 	  .rresp_first = true },
@@ -2559,7 +2564,7 @@ static const struct st_bad_case st_bad_cases[] = {
 	  .qp_deny = IB_ACCESS_REMOTE_WRITE },
 	{ "read request to QP without REMOTE_READ", st_b_rreq_qp_denied,
 	  ST_RDMAP_PROT, RSW_RDMAP_EC_ACCESS, D_YES, false, ST_FLUSH,
-	  .qp_deny = IB_ACCESS_REMOTE_READ },
+	  .qp_deny = IB_ACCESS_REMOTE_READ, .r = true },
 	/* Review of issue 10: IRD 0 admits no Read Request, not one. */
 	{ "read request with IRD 0", st_b_rreq_ird0,
 	  ST_DDP_U, RSW_DDP_EC_U_MSN_NO_BUF, D_YES, false, ST_FLUSH,
@@ -2743,6 +2748,14 @@ static void st_expect_eof(struct kunit *test, struct st_hx *x)
 /* Any vendor_err (st_hx_check_end_vendor()). */
 #define ST_ANY_VENDOR_ERR	U32_MAX
 
+/* The vendor_err a Terminate of @layer, @etype, @ecode leaves. */
+static u32 st_term_ve(u8 layer, u8 etype, u8 ecode)
+{
+	struct rsw_term_cause c = RSW_TERM_CAUSE(layer, etype, ecode);
+
+	return rsw_term_vendor_err(&c);
+}
+
 /*
  * The stream ended in ERROR, receives flushed (the first with @rq0_status)
  * carrying @vendor_err unless ST_ANY_VENDOR_ERR, and nothing changed
@@ -2864,6 +2877,20 @@ static void st_hostile(struct kunit *test)
 						    RSW_MPA_HDR_LEN, n),
 				      "Terminated DDP header differs");
 	}
+	KUNIT_EXPECT_EQ(test, rsw_term_r(term), c->r);
+	if (c->r && rsw_term_d(term)) {
+		/* Then the Read Request header, as the peer sent it. */
+		const u8 *rr = t + sizeof(struct rsw_hdr_term) +
+			       RSW_MPA_HDR_LEN + RSW_DDP_UNTAGGED_HDR_LEN;
+
+		KUNIT_ASSERT_GE(test, ulpdu + RSW_MPA_HDR_LEN,
+				(int)(rr - t) + RSW_RDMAP_RREQ_LEN);
+		KUNIT_EXPECT_TRUE_MSG(test, !memcmp(rr, x->frame + x->last_off +
+						    RSW_MPA_HDR_LEN +
+						    RSW_DDP_UNTAGGED_HDR_LEN,
+						    RSW_RDMAP_RREQ_LEN),
+				      "Terminated Read Request header differs");
+	}
 	/* We close our side; the QP's stream ends. */
 	kernel_sock_shutdown(x->raw, SHUT_WR);
 	st_hx_check_end(test, x, c->rq0_status, c->may_write);
@@ -2872,9 +2899,9 @@ static void st_hostile(struct kunit *test)
 	ss = st_stats(test, x->e);
 	KUNIT_EXPECT_EQ(test, ss.term_sent, 1);
 	KUNIT_EXPECT_EQ(test, ss.term_rcvd, 0);
-	KUNIT_EXPECT_EQ(test, ss.term_layer, c->layer);
-	KUNIT_EXPECT_EQ(test, ss.term_etype, c->etype);
-	KUNIT_EXPECT_EQ(test, ss.term_ecode, c->ecode);
+	KUNIT_EXPECT_EQ(test, ss.term.layer, c->layer);
+	KUNIT_EXPECT_EQ(test, ss.term.etype, c->etype);
+	KUNIT_EXPECT_EQ(test, ss.term.ecode, c->ecode);
 	/* The local ULP hears of it: access errors as such. */
 	access = (c->layer == RSW_TERM_LAYER_RDMAP &&
 		  c->etype == RSW_RDMAP_ET_REMOTE_PROT) ||
@@ -2932,8 +2959,7 @@ static void st_peer_terminate(struct kunit *test)
 
 	/* Every flushed receive carries the Terminate's cause. */
 	st_hx_check_end_vendor(test, x, IB_WC_WR_FLUSH_ERR, 0,
-			       rsw_term_vendor_err(c->layer, c->etype,
-						   c->ecode));
+			       st_term_ve(c->layer, c->etype, c->ecode));
 	KUNIT_EXPECT_TRUE_MSG(test, test_bit(c->event, &x->e->events),
 			      "events %#lx", x->e->events);
 	/* No Terminate answers a Terminate: the raw end just sees the end. */
@@ -2941,9 +2967,9 @@ static void st_peer_terminate(struct kunit *test)
 	ss = st_stats(test, x->e);
 	KUNIT_EXPECT_EQ(test, ss.term_rcvd, 1);
 	KUNIT_EXPECT_EQ(test, ss.term_sent, 0);
-	KUNIT_EXPECT_EQ(test, ss.term_layer, c->layer);
-	KUNIT_EXPECT_EQ(test, ss.term_etype, c->etype);
-	KUNIT_EXPECT_EQ(test, ss.term_ecode, c->ecode);
+	KUNIT_EXPECT_EQ(test, ss.term.layer, c->layer);
+	KUNIT_EXPECT_EQ(test, ss.term.etype, c->etype);
+	KUNIT_EXPECT_EQ(test, ss.term.ecode, c->ecode);
 }
 
 /*
@@ -3226,9 +3252,68 @@ static void st_peer_wrong_rtr(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rsw_term_ecode(&th->term), RSW_RDMAP_EC_OPCODE);
 	kernel_sock_shutdown(x->raw, SHUT_WR);
 	st_hx_check_end_vendor(test, x, IB_WC_WR_FLUSH_ERR, 0,
-			       rsw_term_vendor_err(RSW_TERM_LAYER_RDMAP,
-						   RSW_RDMAP_ET_REMOTE_OP,
-						   RSW_RDMAP_EC_OPCODE));
+			       st_term_ve(RSW_TERM_LAYER_RDMAP,
+					  RSW_RDMAP_ET_REMOTE_OP,
+					  RSW_RDMAP_EC_OPCODE));
+}
+
+static void st_rtr_ms_restore(void *old)
+{
+	rsw_stream_kunit_set_rtr_ms((uintptr_t)old);
+}
+
+/*
+ * The QP as peer-to-peer responder awaiting a Write RTR, its deadline
+ * lowered to 300 ms.  @rtr_after_ms < 0: the raw initiator never sends it,
+ * and the stream ends abortively (-ETIMEDOUT, a reset) with the QP in
+ * ERROR.  Otherwise the RTR comes that late and the connection outlives
+ * the deadline: a Send after it is delivered, the QP stays in RTS.
+ */
+static void st_rtr_deadline(struct kunit *test, int rtr_after_ms)
+{
+	struct rsw_mpa_conn conn = {
+		.rev = RSW_MPA_REV_2, .crc = true, .enhanced = true,
+		.p2p = true, .rtr = RSW_MPA_RTR_WRITE, .ird = ST_HX_IRD,
+		.ord = ST_HX_ORD,
+	};
+	uintptr_t old = rsw_stream_kunit_set_rtr_ms(300);
+	struct socket *qs;
+	struct st_hx *x;
+	struct ib_wc wc;
+
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, st_rtr_ms_restore,
+							(void *)old), 0);
+	x = st_hx_prepare(test, true, false, &qs);
+	st_attach(test, x->e, qs, &conn, false);
+	rsw_stream_start(to_rsw_qp(x->e->qp));
+	if (rtr_after_ms < 0) {
+		/* Waits for closed() (once: a completion) and checks the end. */
+		st_expect_eof(test, x);
+		st_hx_check_end_vendor(test, x, IB_WC_WR_FLUSH_ERR, 0, 0);
+		KUNIT_EXPECT_EQ(test, x->e->closed_status, -ETIMEDOUT);
+		return;
+	}
+	msleep(rtr_after_ms);
+	st_write(x, RSW_STAG_RTR, 0, 0);
+	st_send(x, RSW_OP_SEND, 1, 0, 8, 0, NULL);
+	KUNIT_ASSERT_EQ(test, st_send_all(x->raw, x->frame, x->frame_len),
+			(int)x->frame_len);
+	KUNIT_ASSERT_TRUE(test, st_poll(x->e->rcq, &wc, ST_WAIT_MS));
+	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, 8);
+	msleep(400);		/* past the deadline */
+	KUNIT_EXPECT_EQ(test, st_state(test, x->e), IB_QPS_RTS);
+	KUNIT_EXPECT_EQ(test, atomic_read(&x->e->closed_calls), 0);
+}
+
+static void st_rtr_never(struct kunit *test)
+{
+	st_rtr_deadline(test, -1);
+}
+
+static void st_rtr_late(struct kunit *test)
+{
+	st_rtr_deadline(test, 150);
 }
 
 /*
@@ -3255,9 +3340,8 @@ static void st_qp_to_sqe(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, rsw_term_r(&th->term));
 	kernel_sock_shutdown(x->raw, SHUT_WR);
 	st_hx_check_end_vendor(test, x, IB_WC_WR_FLUSH_ERR, 0,
-			       rsw_term_vendor_err(RSW_TERM_LAYER_RDMAP,
-						   RSW_RDMAP_ET_CATASTROPHIC,
-						   0));
+			       st_term_ve(RSW_TERM_LAYER_RDMAP,
+					  RSW_RDMAP_ET_CATASTROPHIC, 0));
 	ss = st_stats(test, x->e);
 	KUNIT_EXPECT_EQ(test, ss.term_sent, 1);
 	KUNIT_EXPECT_EQ(test, ss.term_rcvd, 0);
@@ -3431,12 +3515,12 @@ static void st_peer_local_term(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, wc.wr_id, 10);
 	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_WR_FLUSH_ERR);
 	KUNIT_EXPECT_EQ(test, wc.vendor_err,
-			rsw_term_vendor_err(RSW_TERM_LAYER_RDMAP,
-					    RSW_RDMAP_ET_CATASTROPHIC, 0));
+			st_term_ve(RSW_TERM_LAYER_RDMAP,
+				   RSW_RDMAP_ET_CATASTROPHIC, 0));
 	ss = st_stats(test, x->e);
 	KUNIT_EXPECT_EQ(test, ss.term_sent, 1);
-	KUNIT_EXPECT_EQ(test, ss.term_layer, RSW_TERM_LAYER_RDMAP);
-	KUNIT_EXPECT_EQ(test, ss.term_etype, RSW_RDMAP_ET_CATASTROPHIC);
+	KUNIT_EXPECT_EQ(test, ss.term.layer, RSW_TERM_LAYER_RDMAP);
+	KUNIT_EXPECT_EQ(test, ss.term.etype, RSW_RDMAP_ET_CATASTROPHIC);
 }
 
 /*
@@ -3841,6 +3925,8 @@ static struct kunit_case st_cases[] = {
 	KUNIT_CASE_PARAM(st_peer_terminate, st_term_gen_params),
 	KUNIT_CASE(st_qp_to_sqe),
 	KUNIT_CASE_PARAM(st_peer_wrong_rtr, st_wrong_rtr_gen_params),
+	KUNIT_CASE(st_rtr_never),
+	KUNIT_CASE(st_rtr_late),
 	KUNIT_CASE(st_peer_write_then_reset),
 	KUNIT_CASE(st_peer_atomic),
 	KUNIT_CASE(st_peer_imm_after_send),

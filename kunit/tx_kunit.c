@@ -196,7 +196,7 @@ static bool tx_rec_place(struct tx_rec *r, u64 off, const void *data, u32 len)
 
 static bool tx_rec_place_tagged(void *ctx, const struct rsw_rx_seg *seg,
 				u64 to, const void *data, u32 len,
-				struct rsw_rx_term *term)
+				struct rsw_term_cause *term)
 {
 	struct tx_rec *r = ctx;
 
@@ -206,14 +206,14 @@ static bool tx_rec_place_tagged(void *ctx, const struct rsw_rx_seg *seg,
 
 static bool tx_rec_place_untagged(void *ctx, const struct rsw_rx_seg *seg,
 				  u32 mo, const void *data, u32 len,
-				  struct rsw_rx_term *term)
+				  struct rsw_term_cause *term)
 {
 	term->layer = 0xf;
 	return tx_rec_place(ctx, mo, data, len);
 }
 
 static bool tx_rec_seg_done(void *ctx, const struct rsw_rx_seg *seg,
-			    struct rsw_rx_term *term)
+			    struct rsw_term_cause *term)
 {
 	struct tx_rec *r = ctx;
 	struct tx_seg *s;
@@ -315,8 +315,8 @@ static void tx_parse_stream(struct kunit *test, struct tx_ctx *c, bool crc,
 	KUNIT_EXPECT_EQ(test, rsw_rx_feed(&c->rx, c->sink.buf, c->sink.len),
 			c->sink.len);
 	KUNIT_EXPECT_FALSE_MSG(test, c->rec->stopped, "stopped: %u/%u/%u",
-			       c->rec->term.layer, c->rec->term.etype,
-			       c->rec->term.ecode);
+			       c->rec->term.cause.layer, c->rec->term.cause.etype,
+			       c->rec->term.cause.ecode);
 }
 
 static void tx_parse(struct kunit *test, struct tx_ctx *c, bool crc)
@@ -574,9 +574,9 @@ static void tx_crc_corrupt(struct kunit *test)
 				&tx_rec_ops, c->rec), 0);
 	rsw_rx_feed(&c->rx, c->sink.buf, c->sink.len);
 	KUNIT_ASSERT_TRUE(test, c->rec->stopped);
-	KUNIT_EXPECT_EQ(test, c->rec->term.layer, RSW_TERM_LAYER_LLP);
-	KUNIT_EXPECT_EQ(test, c->rec->term.etype, RSW_LLP_ET_MPA);
-	KUNIT_EXPECT_EQ(test, c->rec->term.ecode, RSW_MPA_EC_CRC);
+	KUNIT_EXPECT_EQ(test, c->rec->term.cause.layer, RSW_TERM_LAYER_LLP);
+	KUNIT_EXPECT_EQ(test, c->rec->term.cause.etype, RSW_LLP_ET_MPA);
+	KUNIT_EXPECT_EQ(test, c->rec->term.cause.ecode, RSW_MPA_EC_CRC);
 	KUNIT_EXPECT_EQ(test, c->rec->nseg, 1);
 }
 
@@ -783,9 +783,12 @@ static void tx_read_response_refused(struct kunit *test)
 
 	KUNIT_ASSERT_EQ(test, rsw_tx_read_response(c->tx, &rr, &term),
 			-EACCES);
-	KUNIT_EXPECT_EQ(test, term.layer, RSW_TERM_LAYER_RDMAP);
-	KUNIT_EXPECT_EQ(test, term.etype, p->etype);
-	KUNIT_EXPECT_EQ(test, term.ecode, p->ecode);
+	KUNIT_EXPECT_EQ(test, term.cause.layer, RSW_TERM_LAYER_RDMAP);
+	KUNIT_EXPECT_EQ(test, term.cause.etype, p->etype);
+	KUNIT_EXPECT_EQ(test, term.cause.ecode, p->ecode);
+	/* Its Terminate carries the request's DDP and RDMA headers. */
+	KUNIT_EXPECT_TRUE(test, term.ddp_hdr);
+	KUNIT_EXPECT_TRUE(test, term.rdma_hdr);
 	KUNIT_EXPECT_EQ(test, c->sink.len, 0);
 }
 
@@ -942,9 +945,9 @@ static void tx_terminate(struct kunit *test)
 	bad->rreq.src_stag = cpu_to_be32(0x1234);
 	bad->rreq.read_size = cpu_to_be32(77);
 	t->why = (struct rsw_rx_term) {
-		.layer = RSW_TERM_LAYER_RDMAP,
-		.etype = RSW_RDMAP_ET_REMOTE_PROT,
-		.ecode = RSW_RDMAP_EC_INVALID_STAG,
+		.cause = RSW_TERM_CAUSE(RSW_TERM_LAYER_RDMAP,
+					RSW_RDMAP_ET_REMOTE_PROT,
+					RSW_RDMAP_EC_INVALID_STAG),
 		.ddp_hdr = true,
 		.rdma_hdr = true,
 	};
@@ -956,9 +959,9 @@ static void tx_terminate(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, c->rec->seg[0].msn, 1);
 	KUNIT_EXPECT_TRUE(test, c->rec->seg[0].last);
 	h = (const union rsw_hdr *)c->rec->seg[0].hdr_octets;
-	KUNIT_EXPECT_EQ(test, rsw_term_layer(&h->term.term), t->why.layer);
-	KUNIT_EXPECT_EQ(test, rsw_term_etype(&h->term.term), t->why.etype);
-	KUNIT_EXPECT_EQ(test, rsw_term_ecode(&h->term.term), t->why.ecode);
+	KUNIT_EXPECT_EQ(test, rsw_term_layer(&h->term.term), t->why.cause.layer);
+	KUNIT_EXPECT_EQ(test, rsw_term_etype(&h->term.term), t->why.cause.etype);
+	KUNIT_EXPECT_EQ(test, rsw_term_ecode(&h->term.term), t->why.cause.ecode);
 	KUNIT_EXPECT_TRUE(test, rsw_term_m(&h->term.term));
 	KUNIT_EXPECT_TRUE(test, rsw_term_d(&h->term.term));
 	KUNIT_EXPECT_TRUE(test, rsw_term_r(&h->term.term));
@@ -971,8 +974,8 @@ static void tx_terminate(struct kunit *test)
 	/* A bare one (no headers known): the same queue, MSN 2. */
 	c->sink.len = 0;
 	memset(t, 0, sizeof(*t));
-	t->why.layer = RSW_TERM_LAYER_LLP;
-	t->why.ecode = RSW_MPA_EC_CRC;
+	t->why.cause.layer = RSW_TERM_LAYER_LLP;
+	t->why.cause.ecode = RSW_MPA_EC_CRC;
 	KUNIT_ASSERT_EQ(test, rsw_tx_terminate(c->tx, t), 0);
 	KUNIT_EXPECT_EQ(test, c->sink.len, 28);
 	tx_parse(test, c, true);
@@ -985,7 +988,7 @@ static void tx_terminate(struct kunit *test)
 
 /* A consumer that refuses every segment as an invalid Read source STag. */
 static bool tx_refuse_seg_done(void *ctx, const struct rsw_rx_seg *seg,
-			       struct rsw_rx_term *term)
+			       struct rsw_term_cause *term)
 {
 	term->layer = RSW_TERM_LAYER_RDMAP;
 	term->etype = RSW_RDMAP_ET_REMOTE_PROT;
@@ -1020,8 +1023,8 @@ static void tx_terminate_from_rx(struct kunit *test)
 	rsw_rx_feed(&c->rx, c->sink.buf, c->sink.len);
 	KUNIT_ASSERT_TRUE(test, c->rec->stopped);
 	rsw_tx_term_from_rx(t, &c->rx);
-	KUNIT_EXPECT_EQ(test, t->why.layer, RSW_TERM_LAYER_RDMAP);
-	KUNIT_EXPECT_EQ(test, t->why.ecode, RSW_RDMAP_EC_INVALID_STAG);
+	KUNIT_EXPECT_EQ(test, t->why.cause.layer, RSW_TERM_LAYER_RDMAP);
+	KUNIT_EXPECT_EQ(test, t->why.cause.ecode, RSW_RDMAP_EC_INVALID_STAG);
 	KUNIT_EXPECT_TRUE(test, t->why.ddp_hdr);
 	KUNIT_EXPECT_TRUE(test, t->why.rdma_hdr);
 
@@ -1865,6 +1868,221 @@ static void tx_wire_write_imm(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, c->sink.buf[28 + 15], 0x02);	/* MSN 2 */
 }
 
+/* ------------------------------------------------- Terminate parts */
+
+/*
+ * Which parts of the offending segment a Terminate carries, per error
+ * class and message (issue 14 item 7; Documentation/design.rst,
+ * "Terminate headers"), byte for byte: each row sends a message, breaks
+ * it the row's way (a patched octet, or a refusal by the consumer at the
+ * row's callback), feeds it to the parser and sends the Terminate the
+ * parser's verdict makes.  Its ULPDU is compared whole with one built
+ * here from constants and the offending FPDU's own octets.
+ */
+enum tx_tp_break {
+	TP_PATCH,		/* octet @at ^= @xor; the parser finds it */
+	TP_REFUSE_PLACE,	/* place_tagged refuses with @cause */
+	TP_REFUSE_DONE,		/* seg_done refuses with @cause */
+};
+
+struct tx_tp_case {
+	const char *name;
+	u8 wr;				/* RDMAP_SW_WR_* of the message */
+	enum tx_tp_break how;
+	u32 at;
+	u8 xor;
+	bool crc;
+	struct rsw_term_cause cause;	/* expected (and the refusal) */
+	u32 ddp_len;			/* M and D: octets of the FPDU */
+	bool rreq;			/* R: its 28 Read Request octets */
+};
+
+#define TP_C(l, t, c)	RSW_TERM_CAUSE(RSW_TERM_LAYER_##l, t, c)
+
+static const struct tx_tp_case tx_tp_cases[] = {
+	/* LLP: nothing of a segment whose framing is in doubt. */
+	{ "llp_crc_send", RDMAP_SW_WR_SEND, TP_PATCH, 40, 0x01, true,
+	  TP_C(LLP, RSW_LLP_ET_MPA, RSW_MPA_EC_CRC), 0, false },
+	/* DDP: segment length and DDP header, never an RDMA header. */
+	{ "ddp_tagged_write", RDMAP_SW_WR_RDMA_WRITE, TP_REFUSE_PLACE, 0, 0,
+	  false, TP_C(DDP, RSW_DDP_ET_TAGGED, RSW_DDP_EC_T_INVALID_STAG),
+	  16, false },
+	{ "ddp_untagged_qn_send", RDMAP_SW_WR_SEND, TP_PATCH, 11, 0x03,
+	  false, TP_C(DDP, RSW_DDP_ET_UNTAGGED, RSW_DDP_EC_U_INVALID_QN),
+	  20, false },
+	{ "ddp_untagged_msn_rreq", RDMAP_SW_WR_RDMA_READ, TP_PATCH, 15, 0x04,
+	  false, TP_C(DDP, RSW_DDP_ET_UNTAGGED, RSW_DDP_EC_U_MSN_NO_BUF),
+	  20, false },
+	/* RDMAP Remote Protection: on a Read Request its header too. */
+	{ "rdmap_prot_rreq", RDMAP_SW_WR_RDMA_READ, TP_REFUSE_DONE, 0, 0,
+	  false, TP_C(RDMAP, RSW_RDMAP_ET_REMOTE_PROT,
+		      RSW_RDMAP_EC_INVALID_STAG), 20, true },
+	{ "rdmap_prot_send_inv", RDMAP_SW_WR_SEND_WITH_INV, TP_REFUSE_DONE,
+	  0, 0, false, TP_C(RDMAP, RSW_RDMAP_ET_REMOTE_PROT,
+			    RSW_RDMAP_EC_CANT_INVALIDATE), 20, false },
+	/* Remote Operation on a Read Request: rule 3 over Figure 10. */
+	{ "rdmap_op_rreq", RDMAP_SW_WR_RDMA_READ, TP_REFUSE_DONE, 0, 0,
+	  false, TP_C(RDMAP, RSW_RDMAP_ET_REMOTE_OP, RSW_RDMAP_EC_OPCODE),
+	  20, true },
+	{ "rdmap_op_version_send", RDMAP_SW_WR_SEND, TP_PATCH, 3, 0xc0,
+	  false, TP_C(RDMAP, RSW_RDMAP_ET_REMOTE_OP, RSW_RDMAP_EC_VERSION),
+	  20, false },
+	/* A Read Request header not read yet cannot be included. */
+	{ "rdmap_op_version_rreq", RDMAP_SW_WR_RDMA_READ, TP_PATCH, 3, 0xc0,
+	  false, TP_C(RDMAP, RSW_RDMAP_ET_REMOTE_OP, RSW_RDMAP_EC_VERSION),
+	  20, false },
+	/* An Atomic Request's header is no RDMA Read Request header. */
+	{ "rdmap_op_atomic_unaligned", RDMAP_SW_WR_ATOMIC_FETCH_AND_ADD,
+	  TP_PATCH, 39, 0x04, false,
+	  TP_C(RDMAP, RSW_RDMAP_ET_REMOTE_OP,
+	       RSW_RDMAP_EC_CATASTROPHIC_STREAM), 20, false },
+	/* Local Catastrophic: the fault is ours, nothing of the segment. */
+	{ "rdmap_local_send", RDMAP_SW_WR_SEND, TP_REFUSE_DONE, 0, 0, false,
+	  TP_C(RDMAP, RSW_RDMAP_ET_CATASTROPHIC, 0), 0, false },
+	{ "rdmap_local_rreq", RDMAP_SW_WR_RDMA_READ, TP_REFUSE_DONE, 0, 0,
+	  false, TP_C(RDMAP, RSW_RDMAP_ET_CATASTROPHIC, 0), 0, false },
+};
+
+static void tx_tp_desc(const struct tx_tp_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(tx_tp, tx_tp_cases, tx_tp_desc);
+
+struct tx_tp_rx {
+	const struct tx_tp_case *row;
+	bool stopped;
+	struct rsw_rx_term term;
+};
+
+static bool tx_tp_refuse(const struct tx_tp_rx *r, enum tx_tp_break at,
+			 struct rsw_term_cause *term)
+{
+	if (r->row->how != at)
+		return true;
+	*term = r->row->cause;
+	return false;
+}
+
+static bool tx_tp_place_tagged(void *ctx, const struct rsw_rx_seg *seg,
+			       u64 to, const void *data, u32 len,
+			       struct rsw_term_cause *term)
+{
+	return tx_tp_refuse(ctx, TP_REFUSE_PLACE, term);
+}
+
+static bool tx_tp_place_untagged(void *ctx, const struct rsw_rx_seg *seg,
+				 u32 mo, const void *data, u32 len,
+				 struct rsw_term_cause *term)
+{
+	return true;
+}
+
+static bool tx_tp_seg_done(void *ctx, const struct rsw_rx_seg *seg,
+			   struct rsw_term_cause *term)
+{
+	return tx_tp_refuse(ctx, TP_REFUSE_DONE, term);
+}
+
+static void tx_tp_stop(void *ctx, const struct rsw_rx_seg *seg,
+		       const struct rsw_rx_term *term)
+{
+	struct tx_tp_rx *r = ctx;
+
+	r->stopped = true;
+	r->term = *term;
+}
+
+/* One message per queue, MSN 1: the first each queue of the sender has. */
+static void tx_tp_window(void *ctx, u8 qn, u32 msn, struct rsw_rx_window *w)
+{
+	w->msn = 1;
+	w->count = 1;
+	w->len = TX_MSG_MAX;
+}
+
+static const struct rsw_rx_ops tx_tp_ops = {
+	.window = tx_tp_window,
+	.place_tagged = tx_tp_place_tagged,
+	.place_untagged = tx_tp_place_untagged,
+	.seg_done = tx_tp_seg_done,
+	.stop = tx_tp_stop,
+};
+
+/* The offending message of @row, sent into @c's sink. */
+static void tx_tp_send(struct kunit *test, struct tx_ctx *c,
+		       const struct tx_tp_case *row)
+{
+	struct rdmap_sw_sqe *sqe;
+
+	if (row->wr == RDMAP_SW_WR_ATOMIC_FETCH_AND_ADD) {
+		sqe = tx_w_atomic_sqe(test, c, row->wr, 1, 0, 0, 0);
+	} else {
+		sqe = tx_sqe(test, row->wr);
+		tx_sqe_sge(sqe, c->mem, 64);
+	}
+	KUNIT_ASSERT_EQ(test, rsw_tx_wqe(c->tx, NULL, sqe, 0), 0);
+	if (row->how == TP_PATCH) {
+		KUNIT_ASSERT_LT(test, row->at, c->sink.len);
+		c->sink.buf[row->at] ^= row->xor;
+	}
+}
+
+/* The Terminate's ULPDU as RFC 5040 section 4.8 lays it out, by hand. */
+static u32 tx_tp_expect(const struct tx_tp_case *row, const u8 *bad, u8 *e)
+{
+	u32 opt = row->ddp_len + (row->rreq ? 28 : 0);
+	u32 ulpdu = 22 + opt;
+
+	memset(e, 0, 24);
+	e[0] = ulpdu >> 8;
+	e[1] = ulpdu & 0xff;
+	e[2] = 0x41;			/* DDP: untagged, L, DV 1 */
+	e[3] = 0x47;			/* RDMAP: RV 1, opcode Terminate */
+	e[11] = 2;			/* QN 2 */
+	e[15] = 1;			/* MSN 1: the first Terminate */
+	e[20] = row->cause.layer << 4 | row->cause.etype;
+	e[21] = row->cause.ecode;
+	e[22] = (row->ddp_len ? 0xc0 : 0) | (row->rreq ? 0x20 : 0);
+	memcpy(e + 24, bad, row->ddp_len);
+	if (row->rreq)
+		memcpy(e + 24 + row->ddp_len, bad + 20, 28);
+	return 2 + ulpdu;
+}
+
+static void tx_term_parts(struct kunit *test)
+{
+	const struct tx_tp_case *row = test->param_value;
+	struct rsw_rx_config cfg = { .crc = row->crc, .max_ulpdu = 0xffff };
+	struct tx_ctx *c = tx_ctx(test, row->crc, 4);
+	struct tx_tp_rx r = { .row = row };
+	struct rsw_tx_term *t = kunit_kzalloc(test, sizeof(*t), GFP_KERNEL);
+	u8 *bad = kunit_kzalloc(test, 64, GFP_KERNEL);
+	u8 *want = kunit_kzalloc(test, 128, GFP_KERNEL);
+	u32 len;
+
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	KUNIT_ASSERT_NOT_NULL(test, bad);
+	KUNIT_ASSERT_NOT_NULL(test, want);
+	tx_tp_send(test, c, row);
+	memcpy(bad, c->sink.buf, min_t(u32, c->sink.len, 64));
+	KUNIT_ASSERT_EQ(test, rsw_rx_init(&c->rx, &cfg, &tx_tp_ops, &r), 0);
+	rsw_rx_feed(&c->rx, c->sink.buf, c->sink.len);
+	KUNIT_ASSERT_TRUE(test, r.stopped);
+	KUNIT_EXPECT_EQ(test, r.term.cause.layer, row->cause.layer);
+	KUNIT_EXPECT_EQ(test, r.term.cause.etype, row->cause.etype);
+	KUNIT_EXPECT_EQ(test, r.term.cause.ecode, row->cause.ecode);
+
+	rsw_tx_term_from_rx(t, &c->rx);
+	c->sink.len = 0;
+	KUNIT_ASSERT_EQ(test, rsw_tx_terminate(c->tx, t), 0);
+	len = tx_tp_expect(row, bad, want);
+	/* The ULPDU, then pad to 4 and the CRC field. */
+	KUNIT_ASSERT_EQ(test, c->sink.len, ALIGN(len, 4) + 4);
+	KUNIT_EXPECT_MEMEQ(test, c->sink.buf, want, len);
+}
+
 static struct kunit_case tx_cases[] = {
 	KUNIT_CASE_PARAM(tx_roundtrip, tx_rt_gen),
 	KUNIT_CASE(tx_no_crc),
@@ -1884,6 +2102,7 @@ static struct kunit_case tx_cases[] = {
 	KUNIT_CASE(tx_inval_waits_for_send),
 	KUNIT_CASE(tx_terminate),
 	KUNIT_CASE(tx_terminate_from_rx),
+	KUNIT_CASE_PARAM(tx_term_parts, tx_tp_gen_params),
 	KUNIT_CASE(tx_qp_process),
 	KUNIT_CASE(tx_qp_coalesce),
 	KUNIT_CASE(tx_qp_bad_lkey),

@@ -455,16 +455,18 @@ static enum rsw_cep_state rsw_cep_step_connecting(struct rsw_cep *cep)
 static void rsw_cep_event_pd(struct rsw_cep *cep)
 {
 	const struct rsw_mpa_frame *f = &cep->rx.frame;
+	/*
+	 * A peer that sent no RFC 6581 IRD/ORD (MPA v1, or v2 without them)
+	 * is told the device's peer_ird_ord setting (default: the most we
+	 * could use, as before that negotiation existed): a ULP accepting
+	 * with its defaults then gets Reads, not IRD 0.
+	 */
+	u16 blind = cep->lp.peer_ird_ord ?: RSW_MAX_RD_ATOM;
 
 	cep->evd.pd = f->pd;
 	cep->evd.pd_len = min_t(u16, f->pd_len, RSW_MPA_IWCM_MAX_PD);
-	/*
-	 * A peer that sent no RFC 6581 IRD/ORD (MPA v1, or v2 without them)
-	 * is told the most we could use, as before that negotiation existed:
-	 * a ULP accepting with its defaults then gets Reads, not IRD 0.
-	 */
-	cep->evd.ird = f->enhanced ? f->ird : RSW_MAX_RD_ATOM;
-	cep->evd.ord = f->enhanced ? f->ord : RSW_MAX_RD_ATOM;
+	cep->evd.ird = f->enhanced ? f->ird : blind;
+	cep->evd.ord = f->enhanced ? f->ord : blind;
 }
 
 /*
@@ -477,11 +479,8 @@ static void rsw_cep_send_term(struct rsw_cep *cep, enum rsw_mpa_reason r)
 {
 	const struct rsw_mpa_reason_info *ri = rsw_mpa_reason(r);
 	struct rsw_tx_term t = {
-		.why = {
-			.layer = RSW_TERM_LAYER_LLP,
-			.etype = RSW_LLP_ET_MPA,
-			.ecode = ri->ecode,
-		},
+		.why.cause = RSW_TERM_CAUSE(RSW_TERM_LAYER_LLP, RSW_LLP_ET_MPA,
+					    ri->ecode),
 	};
 	struct rsw_tx_config cfg = {
 		/* Either frame's C turns CRC on (RFC 5044 7.1.1). */

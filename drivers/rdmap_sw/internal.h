@@ -355,8 +355,8 @@ int rsw_mw_bind(struct rsw_device *rsw, struct ib_pd *pd, u64 qp,
 void rsw_mr_kunit_as_user(struct ib_mr *ibmr, u32 access);
 #endif
 /* Terminate layer/type/code for a refusal in operation @use. */
-struct rsw_mr_term rsw_mr_err_to_term(enum rsw_mr_err err,
-				      enum rsw_mr_use use);
+struct rsw_term_cause rsw_mr_err_to_term(enum rsw_mr_err err,
+					 enum rsw_mr_use use);
 
 /*
  * rx.c - the receive stream parser of one connection in full operation
@@ -436,11 +436,12 @@ void rsw_qp_set_error_term(struct rsw_qp *qp, u32 vendor_err);
  */
 void rsw_qp_term_cause(struct rsw_qp *qp, u32 vendor_err);
 /* The cqe.vendor_err of a Terminate cause. */
-static inline u32 rsw_term_vendor_err(u8 layer, u8 etype, u8 ecode)
+static inline u32 rsw_term_vendor_err(const struct rsw_term_cause *c)
 {
-	return layer << RDMAP_SW_CQE_TERM_LAYER_SHIFT |
-	       etype << RDMAP_SW_CQE_TERM_ETYPE_SHIFT |
-	       ecode << RDMAP_SW_CQE_TERM_ECODE_SHIFT;
+	return RDMAP_SW_CQE_TERM_VALID |
+	       c->layer << RDMAP_SW_CQE_TERM_LAYER_SHIFT |
+	       c->etype << RDMAP_SW_CQE_TERM_ETYPE_SHIFT |
+	       c->ecode << RDMAP_SW_CQE_TERM_ECODE_SHIFT;
 }
 
 /*

@@ -47,7 +47,7 @@
 static struct workqueue_struct *rsw_iw_wq;
 
 /* Most addresses of one netdev a wildcard listener binds. */
-#define RSW_IW_MAX_LISTEN	16
+#define RSW_IW_MAX_LISTEN	32
 
 struct rsw_iw_listen {
 	struct iw_cm_id *cm_id;
@@ -503,21 +503,32 @@ static bool rsw_iw_wildcard(const struct sockaddr_storage *ss)
  * RSW_IW_MAX_LISTEN: those of its family on our netdev and, for an IPv6
  * wildcard that is not IPv6-only (rdma_cm's afonly: net.ipv6.bindv6only
  * unless the ULP set it), the IPv4 ones too, as a dual-stack [::] socket
- * accepts them.  ib_srpt, for one, listens on [::]:port only.
+ * accepts them.  ib_srpt, for one, listens on [::]:port only.  The IPv4
+ * ones take at most half the room and come last (*@extra of them: the
+ * listen's own family first, which picks an ephemeral port), so that many
+ * IPv6 addresses (one link-local and several global per prefix are
+ * common) cannot crowd them out, nor they the IPv6 ones.
  */
 static unsigned int rsw_iw_wildcard_addrs(struct rsw_device *rsw,
 					  const struct iw_cm_id *cm_id,
 					  __be16 port,
-					  struct sockaddr_storage *addr)
+					  struct sockaddr_storage *addr,
+					  unsigned int *extra)
 {
+	const unsigned int half = RSW_IW_MAX_LISTEN / 2;
 	int family = cm_id->m_local_addr.ss_family;
-	unsigned int n;
+	unsigned int n, v4 = 0;
 
-	n = rsw_iw_local_addrs(rsw, family, port, addr, RSW_IW_MAX_LISTEN);
+	/* IPv4 into the upper half, then moved behind the IPv6 ones. */
 	if (family == AF_INET6 && !cm_id->afonly)
-		n += rsw_iw_local_addrs(rsw, AF_INET, port, addr + n,
-					RSW_IW_MAX_LISTEN - n);
-	return n;
+		v4 = rsw_iw_local_addrs(rsw, AF_INET, port, addr + half, half);
+	memmove(addr + RSW_IW_MAX_LISTEN - v4, addr + half,
+		v4 * sizeof(*addr));
+	n = rsw_iw_local_addrs(rsw, family, port, addr,
+			       RSW_IW_MAX_LISTEN - v4);
+	memmove(addr + n, addr + RSW_IW_MAX_LISTEN - v4, v4 * sizeof(*addr));
+	*extra = v4;
+	return n + v4;
 }
 
 static void rsw_iw_set_port(struct sockaddr_storage *ss, __be16 port)
@@ -542,6 +553,39 @@ static void rsw_iw_listen_free(struct rsw_iw_listen *l)
 	kfree(l);
 }
 
+/*
+ * One listening CEP of @l per address of @addr[0..@n), the last @extra
+ * of them (a dual-stack listen's IPv4 ones) best effort; @port 0 (an
+ * ephemeral one): the port the first got, on every address.
+ */
+static int rsw_iw_listen_on(struct rsw_iw_listen *l, struct rsw_cm_args *args,
+			    struct sockaddr_storage *addr, unsigned int n,
+			    unsigned int extra, __be16 port)
+{
+	unsigned int i, j;
+
+	for (i = 0; i < n; i++) {
+		struct rsw_cep *cep;
+
+		args->local = (struct sockaddr *)&addr[i];
+		cep = rsw_cm_listen(args);
+		if (IS_ERR(cep) && i >= n - extra) {
+			ibdev_dbg(&l->rsw->ibdev, "[::] listen: no IPv4 %pISp: %ld\n",
+				  args->local, PTR_ERR(cep));
+			continue;
+		}
+		if (IS_ERR(cep))
+			return PTR_ERR(cep);
+		l->cep[l->n++] = cep;
+		if (!port && !rsw_cm_local_addr(cep, &addr[i])) {
+			port = rsw_iw_port(&addr[i]);
+			for (j = i + 1; j < n; j++)
+				rsw_iw_set_port(&addr[j], port);
+		}
+	}
+	return 0;
+}
+
 static int rsw_iw_create_listen(struct iw_cm_id *cm_id, int backlog)
 {
 	struct rsw_device *rsw = to_rsw_dev(cm_id->device);
@@ -555,7 +599,7 @@ static int rsw_iw_create_listen(struct iw_cm_id *cm_id, int backlog)
 		.ops = &rsw_iw_cm_ops,
 	};
 	struct rsw_iw_listen *l;
-	unsigned int i, n;
+	unsigned int n, extra = 0;
 	__be16 port;
 	int ret = 0;
 
@@ -572,30 +616,14 @@ static int rsw_iw_create_listen(struct iw_cm_id *cm_id, int backlog)
 	rsw_iw_params(&lp, &set, NULL);
 	port = rsw_iw_port(&cm_id->m_local_addr);
 	if (rsw_iw_wildcard(&cm_id->m_local_addr)) {
-		n = rsw_iw_wildcard_addrs(rsw, cm_id, port, addr);
+		n = rsw_iw_wildcard_addrs(rsw, cm_id, port, addr, &extra);
 	} else {
 		addr[0] = cm_id->m_local_addr;
 		n = 1;
 	}
-	for (i = 0; i < n; i++) {
-		struct rsw_cep *cep;
-
-		args.local = (struct sockaddr *)&addr[i];
-		cep = rsw_cm_listen(&args);
-		if (IS_ERR(cep)) {
-			ret = PTR_ERR(cep);
-			goto out;
-		}
-		l->cep[l->n++] = cep;
-		/* An ephemeral port: the same one on every address. */
-		if (!port && !rsw_cm_local_addr(cep, &addr[i])) {
-			unsigned int j;
-
-			port = rsw_iw_port(&addr[i]);
-			for (j = i + 1; j < n; j++)
-				rsw_iw_set_port(&addr[j], port);
-		}
-	}
+	ret = rsw_iw_listen_on(l, &args, addr, n, extra, port);
+	if (ret)
+		goto out;
 	cm_id->add_ref(cm_id);
 	cm_id->provider_data = l;
 	l = NULL;

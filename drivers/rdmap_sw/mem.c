@@ -1140,7 +1140,7 @@ EXPORT_SYMBOL_IF_KUNIT(rsw_mr_invalidate_remote);
  *    this stream's to invalidate "cannot be invalidated".
  * Combinations an operation cannot produce map to "unspecified".
  */
-static const struct rsw_mr_term rsw_mr_terms[][RSW_MR_NERR] = {
+static const struct rsw_term_cause rsw_mr_terms[][RSW_MR_NERR] = {
 	[RSW_MR_USE_TAGGED] = {
 		[RSW_MR_OK]		= RSW_MR_TERM_DDP(INVALID_STAG),
 		[RSW_MR_ERR_STAG]	= RSW_MR_TERM_DDP(INVALID_STAG),
@@ -1173,11 +1173,11 @@ static const struct rsw_mr_term rsw_mr_terms[][RSW_MR_NERR] = {
 	},
 };
 
-struct rsw_mr_term rsw_mr_err_to_term(enum rsw_mr_err err,
-				      enum rsw_mr_use use)
+struct rsw_term_cause rsw_mr_err_to_term(enum rsw_mr_err err,
+					 enum rsw_mr_use use)
 {
 	if (WARN_ON_ONCE(use >= ARRAY_SIZE(rsw_mr_terms) || err >= RSW_MR_NERR))
-		return (struct rsw_mr_term)RSW_MR_TERM_RDMAP(UNSPECIFIED);
+		return (struct rsw_term_cause)RSW_MR_TERM_RDMAP(UNSPECIFIED);
 	return rsw_mr_terms[use][err];
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_mr_err_to_term);

@@ -219,13 +219,6 @@ struct rsw_atomic {
 	u64 cmp_mask;		/* Compare Mask */
 };
 
-/* A Terminate's layer / error type / error code (wire.h values). */
-struct rsw_mr_term {
-	u8 layer;
-	u8 etype;
-	u8 ecode;
-};
-
 /*
  * An access that passed rsw_mr_get(): pins the MR (not its memory) until
  * rsw_mr_ref_put().  Every data access through it re-validates stag, state,

@@ -336,6 +336,12 @@ void rsw_mpa_reject(const struct rsw_mpa_params *lp,
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_mpa_reject);
 
+/* Our ORD toward a peer that sent no IRD: at most what it is taken to have. */
+static u16 rsw_mpa_ord_blind(const struct rsw_mpa_params *lp)
+{
+	return lp->peer_ird_ord ? min(lp->ord, lp->peer_ird_ord) : lp->ord;
+}
+
 /*
  * Responder: accept @req under @lp.  On RSW_MPA_OK, @rep is the Reply to
  * send (with @lp's private data) and @conn the outcome.  Otherwise @rep is
@@ -375,7 +381,7 @@ enum rsw_mpa_reason rsw_mpa_accept(const struct rsw_mpa_params *lp,
 		.p2p = rep->p2p,
 		.rtr = rep->rtr,
 		.ird = rsw_mpa_rtr_ird(rep->rtr, lp->ird),
-		.ord = rep->enhanced ? rep->ord : lp->ord,
+		.ord = rep->enhanced ? rep->ord : rsw_mpa_ord_blind(lp),
 	};
 	return RSW_MPA_OK;
 }
@@ -438,7 +444,7 @@ enum rsw_mpa_reason rsw_mpa_connected(const struct rsw_mpa_params *lp,
 		.enhanced = lp->rev == RSW_MPA_REV_2 &&
 			    rep->rev == RSW_MPA_REV_2 && rep->enhanced,
 		.ird = lp->ird,
-		.ord = lp->ord,
+		.ord = rsw_mpa_ord_blind(lp),
 	};
 	r = rsw_mpa_check_reply(lp, rep, conn->enhanced);
 	if (!r) {

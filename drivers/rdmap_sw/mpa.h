@@ -110,6 +110,13 @@ struct rsw_mpa_params {
 	u8		rtr_prefer;
 	u16		ird;	/* local IRD, at most 0x3fff */
 	u16		ord;	/* local ORD, at most 0x3fff */
+	/*
+	 * The IRD and ORD taken for a peer whose frames carry none (revision
+	 * 1, or 2 without RFC 6581 data): our ORD is capped to it, and a ULP
+	 * is told it as the peer's.  0: no cap, and the ULP is told the most
+	 * we could use (cm.c).
+	 */
+	u16		peer_ird_ord;
 	const void	*pd;	/* ULP private data */
 	u16		pd_len;
 };

@@ -38,7 +38,7 @@ struct rsw_rdmap_op {
 	enum rsw_rx_state (*rx_check)(struct rsw_rx *rx);
 	/* RX: the segment arrived whole and valid (stream_rx.c). */
 	bool (*deliver)(struct rsw_stream *s, const struct rsw_rx_seg *seg,
-			struct rsw_rx_term *term);
+			struct rsw_term_cause *term);
 	/* TX: the header of the segment at message offset @pos (tx.c). */
 	u32 (*tx_hdr)(struct rsw_tx *tx, struct rsw_tx_fpdu *f, u32 pos);
 };
@@ -121,28 +121,28 @@ enum rsw_rx_state rsw_rx_check_atomic_req(struct rsw_rx *rx);
 
 bool rsw_stream_deliver_write(struct rsw_stream *s,
 			      const struct rsw_rx_seg *seg,
-			      struct rsw_rx_term *term);
+			      struct rsw_term_cause *term);
 bool rsw_stream_deliver_rreq(struct rsw_stream *s,
 			     const struct rsw_rx_seg *seg,
-			     struct rsw_rx_term *term);
+			     struct rsw_term_cause *term);
 bool rsw_stream_deliver_rresp(struct rsw_stream *s,
 			      const struct rsw_rx_seg *seg,
-			      struct rsw_rx_term *term);
+			      struct rsw_term_cause *term);
 bool rsw_stream_deliver_send(struct rsw_stream *s,
 			     const struct rsw_rx_seg *seg,
-			     struct rsw_rx_term *term);
+			     struct rsw_term_cause *term);
 bool rsw_stream_deliver_term(struct rsw_stream *s,
 			     const struct rsw_rx_seg *seg,
-			     struct rsw_rx_term *term);
+			     struct rsw_term_cause *term);
 bool rsw_stream_deliver_imm(struct rsw_stream *s,
 			    const struct rsw_rx_seg *seg,
-			    struct rsw_rx_term *term);
+			    struct rsw_term_cause *term);
 bool rsw_stream_deliver_atomic_req(struct rsw_stream *s,
 				   const struct rsw_rx_seg *seg,
-				   struct rsw_rx_term *term);
+				   struct rsw_term_cause *term);
 bool rsw_stream_deliver_atomic_resp(struct rsw_stream *s,
 				    const struct rsw_rx_seg *seg,
-				    struct rsw_rx_term *term);
+				    struct rsw_term_cause *term);
 
 u32 rsw_tx_hdr_tagged(struct rsw_tx *tx, struct rsw_tx_fpdu *f, u32 pos);
 u32 rsw_tx_hdr_rreq(struct rsw_tx *tx, struct rsw_tx_fpdu *f, u32 pos);

@@ -87,19 +87,13 @@ EXPORT_SYMBOL_IF_KUNIT(rsw_rx_state_name);
  * Errors.
  */
 
-/*
- * Stop the stream with @term's layer/type/code; the included headers
- * follow RFC 5040 section 7.1: the DDP header (and segment length) once it
- * was read whole, the Read Request header for RDMAP-level errors on a Read
- * Request; nothing for LLP errors (the framing itself is in doubt).
- */
+/* Stop the stream with cause @c: the parts to include, then ops->stop. */
 static enum rsw_rx_state rsw_rx_stop(struct rsw_rx *rx,
-				     const struct rsw_rx_term *term)
+				     const struct rsw_term_cause *c)
 {
-	rx->term = *term;
-	rx->term.ddp_hdr = term->layer != RSW_TERM_LAYER_LLP && rx->ddp_hdr;
-	rx->term.rdma_hdr = term->layer == RSW_TERM_LAYER_RDMAP &&
-			    rx->seg_valid && rx->seg.opcode == RSW_OP_READ_REQ;
+	rx->term = (struct rsw_rx_term){ .cause = *c };
+	rsw_term_parts(&rx->term, rx->ddp_hdr,
+		       rx->seg_valid && rx->seg.opcode == RSW_OP_READ_REQ);
 	rx->ops->stop(rx->ctx, rx->seg_valid ? &rx->seg : NULL, &rx->term);
 	return RSW_RX_ERROR;
 }
@@ -107,11 +101,9 @@ static enum rsw_rx_state rsw_rx_stop(struct rsw_rx *rx,
 static enum rsw_rx_state rsw_rx_fail(struct rsw_rx *rx, u8 layer, u8 etype,
 				     u8 ecode)
 {
-	struct rsw_rx_term term = {
-		.layer = layer, .etype = etype, .ecode = ecode,
-	};
+	struct rsw_term_cause c = RSW_TERM_CAUSE(layer, etype, ecode);
 
-	return rsw_rx_stop(rx, &term);
+	return rsw_rx_stop(rx, &c);
 }
 
 static enum rsw_rx_state rsw_rx_fail_mpa(struct rsw_rx *rx, u8 ecode)
@@ -379,7 +371,7 @@ static enum rsw_rx_state rsw_rx_payload(struct rsw_rx *rx,
 					struct rsw_rx_in *in)
 {
 	const struct rsw_rx_seg *seg = &rx->seg;
-	struct rsw_rx_term term = {};
+	struct rsw_term_cause term = {};
 	const u8 *p = in->p;
 	u32 n = rsw_rx_take(rx, in, NULL, seg->payload_len - rx->done);
 	bool ok;
@@ -424,7 +416,7 @@ static void rsw_rx_next_fpdu(struct rsw_rx *rx)
 
 static enum rsw_rx_state rsw_rx_crc(struct rsw_rx *rx, struct rsw_rx_in *in)
 {
-	struct rsw_rx_term term = {};
+	struct rsw_term_cause term = {};
 	u32 n = min_t(size_t, RSW_MPA_CRC_LEN - rx->have, in->len);
 	__le32 wire;
 

@@ -64,12 +64,36 @@ enum rsw_rx_state {
  * Read Request header right after an untagged one (rsw_hdr_rreq layout).
  */
 struct rsw_rx_term {
-	u8 layer;
-	u8 etype;
-	u8 ecode;
+	struct rsw_term_cause cause;
 	bool ddp_hdr;
 	bool rdma_hdr;
 };
+
+/*
+ * Which parts of the offending segment a Terminate for @t->cause carries
+ * (Documentation/design.rst, "Terminate headers"), found by RX or when a
+ * Read or Atomic Response is made:
+ *  - LLP (MPA) errors: none, the framing itself is in doubt (Figure 10);
+ *  - Local Catastrophic errors: none, the fault is ours, not the
+ *    segment's (Figure 10);
+ *  - DDP errors: segment length and DDP header (Figure 10), also on a
+ *    Read Request (rule 3 speaks of a Request DDP delivered);
+ *  - RDMAP Remote Protection and Remote Operation errors: segment length
+ *    and DDP header, and on a Read Request its header too (section 7.1
+ *    rules 2 and 3; where Figure 10 says a Remote Operation error
+ *    carries no RDMA header, the rule's MUST wins).
+ * @ddp: the DDP header was read whole; @rreq: the segment is a Read
+ * Request whose header was read and accepted by DDP.
+ */
+static inline void rsw_term_parts(struct rsw_rx_term *t, bool ddp, bool rreq)
+{
+	const struct rsw_term_cause *c = &t->cause;
+	bool rdmap = c->layer == RSW_TERM_LAYER_RDMAP;
+
+	t->ddp_hdr = ddp && c->layer != RSW_TERM_LAYER_LLP &&
+		     !(rdmap && c->etype == RSW_RDMAP_ET_CATASTROPHIC);
+	t->rdma_hdr = t->ddp_hdr && rdmap && rreq;
+}
 
 /*
  * A segment whose header passed every check.  @hdr is the FPDU header from
@@ -122,18 +146,18 @@ struct rsw_rx_ops {
 	 * rsw_mr_err_to_term(..., RSW_MR_USE_TAGGED)).  Never called with 0.
 	 */
 	bool (*place_tagged)(void *ctx, const struct rsw_rx_seg *seg, u64 to,
-			     const void *data, u32 len, struct rsw_rx_term *term);
+			     const void *data, u32 len, struct rsw_term_cause *term);
 	/* @len payload octets at message offset @mo of (@seg->qn, ->msn). */
 	bool (*place_untagged)(void *ctx, const struct rsw_rx_seg *seg, u32 mo,
 			       const void *data, u32 len,
-			       struct rsw_rx_term *term);
+			       struct rsw_term_cause *term);
 	/*
 	 * @seg arrived whole and valid.  The consumer completes it (L set) or
 	 * records progress, and may refuse it for a reason only it can check
 	 * (Invalidate STag, Read Request source STag, ...).
 	 */
 	bool (*seg_done)(void *ctx, const struct rsw_rx_seg *seg,
-			 struct rsw_rx_term *term);
+			 struct rsw_term_cause *term);
 	/*
 	 * The stream stopped with @term.  @seg is the segment in progress
 	 * whose header had been accepted (some payload may have been placed;

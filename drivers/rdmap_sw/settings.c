@@ -52,6 +52,7 @@ void rsw_settings_init(struct rsw_device *rsw)
 		.p2p = READ_ONCE(rsw_peer_to_peer),
 		.markers = READ_ONCE(rsw_mpa_markers),
 		.rtr = RSW_MPA_RTR_ALL,
+		.peer_ird_ord = RSW_MAX_RD_ATOM,
 	};
 }
 
@@ -73,6 +74,7 @@ void rsw_settings_mpa(const struct rsw_settings *set,
 	lp->p2p = set->p2p && lp->rev == RSW_MPA_REV_2;
 	lp->rtr = set->rtr;
 	lp->rtr_prefer = set->rtr_prefer;
+	lp->peer_ird_ord = set->peer_ird_ord;
 }
 
 /*
@@ -286,6 +288,14 @@ static int rsw_parse_dead_peer(const char *buf, u32 *v)
 	return 0;
 }
 
+/* peer_ird_ord: what a peer that says nothing is taken to have. */
+static int rsw_parse_peer_ird_ord(const char *buf, u32 *v)
+{
+	if (kstrtou32(buf, 0, v) || !*v || *v > RSW_MAX_RD_ATOM)
+		return -EINVAL;
+	return 0;
+}
+
 #define RSW_SETTING(_name, _field, _parse, _emit)			\
 	static struct rsw_setting_attr rsw_setting_##_name = {		\
 		.dev_attr = __ATTR(_name, 0644, rsw_setting_show,	\
@@ -302,6 +312,7 @@ RSW_SETTING(rtr_types, rtr, rsw_parse_rtr_types, rsw_emit_rtr);
 RSW_SETTING(rtr_prefer, rtr_prefer, rsw_parse_rtr_prefer, rsw_emit_rtr);
 RSW_SETTING(max_fpdu, max_fpdu, rsw_parse_max_fpdu, rsw_emit_u32);
 RSW_SETTING(dead_peer_s, dead_peer_s, rsw_parse_dead_peer, rsw_emit_u32);
+RSW_SETTING(peer_ird_ord, peer_ird_ord, rsw_parse_peer_ird_ord, rsw_emit_u32);
 
 /* sysfs hca_type: how the userspace provider recognises our devices. */
 static ssize_t hca_type_show(struct device *device,
@@ -321,6 +332,7 @@ static struct attribute *rsw_dev_attrs[] = {
 	&rsw_setting_rtr_prefer.dev_attr.attr,
 	&rsw_setting_max_fpdu.dev_attr.attr,
 	&rsw_setting_dead_peer_s.dev_attr.attr,
+	&rsw_setting_peer_ird_ord.dev_attr.attr,
 	NULL,
 };
 

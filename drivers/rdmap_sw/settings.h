@@ -6,6 +6,8 @@
  * (/sys/class/infiniband/<dev>/, Documentation/admin.rst).  A connection
  * takes one snapshot (rsw_settings_get()) when it starts and keeps it:
  * changes apply to connections set up afterwards, never to running ones.
+ * A responder's MPA settings are its listener's snapshot (iw.c), taken
+ * when the listener was created; the rest that of its Request's arrival.
  *
  * Locking: rsw_device.settings_lock (a plain spinlock, process context
  * only) guards the whole struct, so a snapshot is always one consistent
@@ -58,6 +60,7 @@ struct rsw_settings {
 	u32	rtr_prefer;
 	u32	max_fpdu;
 	u32	dead_peer_s;
+	u32	peer_ird_ord;	/* 1..RSW_MAX_RD_ATOM */
 };
 
 /* Lower bound of a non-zero max_fpdu: room for any header and data. */

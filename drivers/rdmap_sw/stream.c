@@ -62,7 +62,11 @@
  * Ready to receive (RFC 5044 section 7.1.2, RFC 6581): a responder sends
  * nothing before it has received a valid FPDU; with the peer-to-peer
  * model the initiator's first FPDU is the negotiated zero-length Write,
- * Read or Send, which completes no work request on either side.
+ * Read or Send, which completes no work request on either side.  The
+ * initiator sends it right after our Reply; a responder whose RTR has not
+ * come RSW_STREAM_RTR_MS into RUN ends the stream abortively (-ETIMEDOUT).
+ * The deadline is a time (rtr_deadline), checked whenever the work runs;
+ * the linger delayed work, idle until LINGER, kicks the work at it.
  *
  * Lifetime.  The stream is allocated by rsw_stream_attach(), owned by its
  * QP (qp->stream) and freed by rsw_stream_free() from destroy_qp, after
@@ -95,6 +99,9 @@
 
 /* How long our FIN waits for the peer's before the socket is reset. */
 #define RSW_STREAM_LINGER_MS	3000
+/* How long a peer-to-peer responder waits for the RTR (KUnit may lower). */
+#define RSW_STREAM_RTR_MS	10000
+static unsigned int rsw_stream_rtr_ms = RSW_STREAM_RTR_MS;
 /* Work done per run before the item requeues itself. */
 #define RSW_STREAM_ROUNDS	16
 #define RSW_STREAM_TX_BUDGET	32
@@ -254,12 +261,13 @@ static void rsw_stream_async(struct rsw_stream *s, enum ib_event_type type)
 		ibqp->event_handler(&ev, ibqp->qp_context);
 }
 
-/* Whether the Terminate (layer, etype) is about protection. */
-static bool rsw_stream_term_is_access(u8 layer, u8 etype)
+/* Whether the Terminate cause @c is about protection. */
+static bool rsw_stream_term_is_access(const struct rsw_term_cause *c)
 {
-	return (layer == RSW_TERM_LAYER_RDMAP &&
-		etype == RSW_RDMAP_ET_REMOTE_PROT) ||
-	       (layer == RSW_TERM_LAYER_DDP && etype == RSW_DDP_ET_TAGGED);
+	return (c->layer == RSW_TERM_LAYER_RDMAP &&
+		c->etype == RSW_RDMAP_ET_REMOTE_PROT) ||
+	       (c->layer == RSW_TERM_LAYER_DDP &&
+		c->etype == RSW_DDP_ET_TAGGED);
 }
 
 /* ----------------------------------------------------------------- TX */
@@ -339,8 +347,12 @@ static int rsw_stream_tx_rresp(struct rsw_stream *s)
 		if (ret == -EACCES) {
 			memset(&s->term, 0, sizeof(s->term));
 			s->term.why = term;
+			/* The layout rsw_tx_term.hdr has (rsw_hdr_rreq). */
 			if (term.ddp_hdr)
 				memcpy(s->term.hdr, &rr->ddp, sizeof(rr->ddp));
+			if (term.rdma_hdr)
+				memcpy(s->term.hdr + sizeof(rr->ddp), &rr->rreq,
+				       sizeof(rr->rreq));
 			rsw_stream_set_why(s, RSW_WHY_TERMINATE, -ECONNABORTED);
 			return -EACCES;
 		}
@@ -362,11 +374,9 @@ static void rsw_stream_local_term(struct rsw_stream *s)
 	if (s->why)
 		return;		/* an end already decided keeps its cause */
 	memset(&s->term, 0, sizeof(s->term));
-	s->term.why.layer = RSW_TERM_LAYER_RDMAP;
-	s->term.why.etype = RSW_RDMAP_ET_CATASTROPHIC;
-	rsw_qp_term_cause(s->qp, rsw_term_vendor_err(RSW_TERM_LAYER_RDMAP,
-						     RSW_RDMAP_ET_CATASTROPHIC,
-						     0));
+	s->term.why.cause = RSW_TERM_CAUSE(RSW_TERM_LAYER_RDMAP,
+					   RSW_RDMAP_ET_CATASTROPHIC, 0);
+	rsw_qp_term_cause(s->qp, rsw_term_vendor_err(&s->term.why.cause));
 	rsw_stream_set_why(s, RSW_WHY_TERMINATE, -ECONNABORTED);
 }
 
@@ -666,8 +676,9 @@ static void rsw_stream_linger(struct rsw_stream *s)
 {
 	sock_owned_by_me(s->sock->sk);
 	WRITE_ONCE(s->phase, RSW_STREAM_LINGER);
-	queue_delayed_work(rsw_stream_wq, &s->linger,
-			   msecs_to_jiffies(RSW_STREAM_LINGER_MS));
+	/* mod: the RTR deadline of RUN may still be pending */
+	mod_delayed_work(rsw_stream_wq, &s->linger,
+			 msecs_to_jiffies(RSW_STREAM_LINGER_MS));
 }
 
 /*
@@ -683,9 +694,7 @@ static void rsw_stream_terminate(struct rsw_stream *s)
 	 * an RTR still in the socket's way (which lingering sends first).
 	 */
 	/* Before the abort's flushes: they carry the cause. */
-	rsw_qp_term_cause(s->qp, rsw_term_vendor_err(s->term.why.layer,
-						     s->term.why.etype,
-						     s->term.why.ecode));
+	rsw_qp_term_cause(s->qp, rsw_term_vendor_err(&s->term.why.cause));
 	if (!s->ts.skip && !rsw_stream_rtr_busy(s)) {
 		rsw_stream_tx_abort(s);
 		s->tx_active = true;
@@ -693,9 +702,7 @@ static void rsw_stream_terminate(struct rsw_stream *s)
 		s->tx_active = false;
 		if (ret >= 0 || s->tx.msg.kind == RSW_TX_TERM) {
 			s->stats.term_sent = 1;
-			s->stats.term_layer = s->term.why.layer;
-			s->stats.term_etype = s->term.why.etype;
-			s->stats.term_ecode = s->term.why.ecode;
+			s->stats.term = s->term.why.cause;
 		}
 	}
 	rsw_stream_linger(s);
@@ -706,11 +713,10 @@ static void rsw_stream_terminate(struct rsw_stream *s)
  * the flushed completions' vendor_err, tell the ULP.
  */
 static void rsw_stream_terminated(struct rsw_stream *s,
-				  const struct rsw_rx_term *t)
+				  const struct rsw_term_cause *t)
 {
-	rsw_qp_set_error_term(s->qp, rsw_term_vendor_err(t->layer, t->etype,
-							 t->ecode));
-	rsw_stream_async(s, rsw_stream_term_is_access(t->layer, t->etype) ?
+	rsw_qp_set_error_term(s->qp, rsw_term_vendor_err(t));
+	rsw_stream_async(s, rsw_stream_term_is_access(t) ?
 			    IB_EVENT_QP_ACCESS_ERR : IB_EVENT_QP_FATAL);
 }
 
@@ -735,6 +741,10 @@ static int rsw_stream_broken(const struct rsw_stream *s)
 		return -err;
 	if (s->phase == RSW_STREAM_RUN && READ_ONCE(sk->sk_state) == TCP_CLOSE)
 		return -ECONNRESET;
+	/* The RTR deadline (rsw_stream_start()) passed without the RTR. */
+	if (s->phase == RSW_STREAM_RUN && s->rtr_wait &&
+	    time_after_eq(jiffies, READ_ONCE(s->rtr_deadline)))
+		return -ETIMEDOUT;
 	return 0;
 }
 
@@ -799,7 +809,7 @@ static bool rsw_stream_step_run(struct rsw_stream *s)
 	more |= rsw_stream_release(s, false);
 	switch (why) {
 	case RSW_WHY_TERMINATE:
-		rsw_stream_terminated(s, &s->term.why);
+		rsw_stream_terminated(s, &s->term.why.cause);
 		return true;
 	case RSW_WHY_PEER_TERM:
 		rsw_stream_terminated(s, &s->peer_term);
@@ -882,6 +892,12 @@ void rsw_stream_kunit_set_stall(void (*stall)(bool linger))
 	WRITE_ONCE(rsw_stream_kunit_stall, stall);
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_stream_kunit_set_stall);
+
+unsigned int rsw_stream_kunit_set_rtr_ms(unsigned int ms)
+{
+	return xchg(&rsw_stream_rtr_ms, ms ?: RSW_STREAM_RTR_MS);
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_stream_kunit_set_rtr_ms);
 
 static void rsw_stream_stall(bool linger)
 {
@@ -984,6 +1000,8 @@ int rsw_stream_attach(struct rsw_qp *qp, struct socket *sock,
 	s->tx_hold = !initiator;
 	s->rtr_send = initiator && conn->p2p;
 	s->rtr_wait = !initiator && conn->p2p;
+	s->rtr_deadline = jiffies +
+			  msecs_to_jiffies(READ_ONCE(rsw_stream_rtr_ms));
 	s->msn[RSW_QN_SEND] = 1;
 	s->msn[RSW_QN_READ_REQ] = 1;
 	s->msn[RSW_QN_TERMINATE] = 1;
@@ -1038,6 +1056,17 @@ void rsw_stream_start(struct rsw_qp *qp)
 
 	if (!s)
 		return;
+	/*
+	 * Still IDLE, so RX has not run: the RTR is awaited from now on.  A
+	 * work that sees RUN with attach's deadline still (no ordering
+	 * here) sees one only earlier by the time until now.
+	 */
+	if (s->rtr_wait) {
+		unsigned long t = msecs_to_jiffies(READ_ONCE(rsw_stream_rtr_ms));
+
+		WRITE_ONCE(s->rtr_deadline, jiffies + t);
+		queue_delayed_work(rsw_stream_wq, &s->linger, t);
+	}
 	WRITE_ONCE(s->phase, RSW_STREAM_RUN);
 	rsw_stream_kick(s);
 }

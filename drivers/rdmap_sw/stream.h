@@ -37,9 +37,7 @@ struct rsw_stream_stats {
 	u64 tx_spliced;		/* octets sent zero-copy (MSG_SPLICE_PAGES) */
 	u32 term_sent;		/* Terminates sent (0 or 1) */
 	u32 term_rcvd;		/* Terminates received (0 or 1) */
-	u8 term_layer;		/* the Terminate sent or received */
-	u8 term_etype;
-	u8 term_ecode;
+	struct rsw_term_cause term;	/* the Terminate sent or received */
 };
 
 #if IS_ENABLED(CONFIG_KUNIT)
@@ -50,6 +48,8 @@ struct rsw_stream_stats {
  * (stream_kunit.c).
  */
 void rsw_stream_kunit_set_stall(void (*stall)(bool linger));
+/* KUnit only: the RTR deadline in ms (0: the default); the old one. */
+unsigned int rsw_stream_kunit_set_rtr_ms(unsigned int ms);
 #endif
 
 #endif /* _RDMAP_SW_STREAM_H */

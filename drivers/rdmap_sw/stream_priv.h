@@ -102,6 +102,7 @@ struct rsw_stream {
 	bool rtr_send;			/* initiator (p2p): RTR still to send */
 	bool rtr_read;			/* our RTR Read awaits its response */
 	bool rtr_wait;			/* responder (p2p): RTR not yet seen */
+	unsigned long rtr_deadline;	/* jiffies: rtr_wait ends the stream */
 	bool rx_wake;			/* RX left the work item something */
 	bool tx_active;			/* in the TX engine: see data-ready */
 	bool tx_push;			/* push after release: rsw_stream_release() */
@@ -111,7 +112,7 @@ struct rsw_stream {
 	bool eof;			/* peer's FIN at an FPDU boundary */
 	bool fin_sent;
 	struct rsw_tx_term term;	/* why == TERMINATE: ours */
-	struct rsw_rx_term peer_term;	/* why == PEER_TERM: the peer's */
+	struct rsw_term_cause peer_term;	/* why == PEER_TERM: the peer's */
 
 	struct rsw_stream_recv recv;
 	struct rsw_stream_deferred deferred;

@@ -37,14 +37,6 @@
 #define RSW_STREAM_RX_SOFT_BUDGET	(256 * 1024)
 #define RSW_STREAM_RX_SOFT_SEGS		64
 
-static void rsw_stream_set_term(struct rsw_rx_term *t, u8 layer, u8 etype,
-				u8 ecode)
-{
-	t->layer = layer;
-	t->etype = etype;
-	t->ecode = ecode;
-}
-
 /*
  * Responder of the peer-to-peer model before the ready-to-receive message
  * (RFC 6581 section 5): the peer's first FPDU must be the zero-length
@@ -75,22 +67,20 @@ static bool rsw_stream_is_rtr(const struct rsw_stream *s,
  */
 static bool rsw_stream_rtr_refused(const struct rsw_stream *s,
 				   const struct rsw_rx_seg *seg,
-				   struct rsw_rx_term *term)
+				   struct rsw_term_cause *term)
 {
 	if (!s->rtr_wait || seg->opcode == RSW_OP_TERMINATE ||
 	    rsw_stream_is_rtr(s, seg))
 		return false;
-	rsw_stream_set_term(term, RSW_TERM_LAYER_RDMAP, RSW_RDMAP_ET_REMOTE_OP,
-			    RSW_RDMAP_EC_OPCODE);
+	*term = RSW_TERM_CAUSE(RSW_TERM_LAYER_RDMAP, RSW_RDMAP_ET_REMOTE_OP,
+			       RSW_RDMAP_EC_OPCODE);
 	return true;
 }
 
-static void rsw_stream_mr_term(struct rsw_rx_term *t, enum rsw_mr_err err,
+static void rsw_stream_mr_term(struct rsw_term_cause *t, enum rsw_mr_err err,
 			       enum rsw_mr_use use)
 {
-	struct rsw_mr_term mt = rsw_mr_err_to_term(err, use);
-
-	rsw_stream_set_term(t, mt.layer, mt.etype, mt.ecode);
+	*t = rsw_mr_err_to_term(err, use);
 }
 
 /* Take the receive WQE for the next Send; false if none is posted. */
@@ -148,7 +138,7 @@ static void rsw_stream_window(void *ctx, u8 qn, u32 msn,
 /* Copy @len octets at message offset @mo into the receive WQE's SGEs. */
 static bool rsw_stream_place_untagged(void *ctx, const struct rsw_rx_seg *seg,
 				      u32 mo, const void *data, u32 len,
-				      struct rsw_rx_term *term)
+				      struct rsw_term_cause *term)
 {
 	struct rsw_stream *s = ctx;
 	struct rsw_stream_recv *r = &s->recv;
@@ -188,15 +178,15 @@ static bool rsw_stream_place_untagged(void *ctx, const struct rsw_rx_seg *seg,
 		return true;
 catastrophic:
 	/* Our receive buffer failed us, not the peer: a local error. */
-	rsw_stream_set_term(term, RSW_TERM_LAYER_RDMAP,
-			    RSW_RDMAP_ET_CATASTROPHIC, 0);
+	*term = RSW_TERM_CAUSE(RSW_TERM_LAYER_RDMAP,
+			       RSW_RDMAP_ET_CATASTROPHIC, 0);
 	return false;
 }
 
 /* Tagged payload: Write into an MR, or Read Response into our sink. */
 static bool rsw_stream_place_tagged(void *ctx, const struct rsw_rx_seg *seg,
 				    u64 to, const void *data, u32 len,
-				    struct rsw_rx_term *term)
+				    struct rsw_term_cause *term)
 {
 	struct rsw_stream *s = ctx;
 	u32 right = IB_ACCESS_REMOTE_WRITE;
@@ -214,16 +204,16 @@ static bool rsw_stream_place_tagged(void *ctx, const struct rsw_rx_seg *seg,
 		 */
 		if (!rd || s->rtr_read || rd->atomic ||
 		    seg->stag != rd->sink_stag) {
-			rsw_stream_set_term(term, RSW_TERM_LAYER_DDP,
-					    RSW_DDP_ET_TAGGED,
-					    RSW_DDP_EC_T_INVALID_STAG);
+			*term = RSW_TERM_CAUSE(RSW_TERM_LAYER_DDP,
+					       RSW_DDP_ET_TAGGED,
+					       RSW_DDP_EC_T_INVALID_STAG);
 			return false;
 		}
 		if (to < rd->sink_to || to - rd->sink_to > rd->len ||
 		    len > rd->len - (to - rd->sink_to)) {
-			rsw_stream_set_term(term, RSW_TERM_LAYER_DDP,
-					    RSW_DDP_ET_TAGGED,
-					    RSW_DDP_EC_T_BASE_BOUNDS);
+			*term = RSW_TERM_CAUSE(RSW_TERM_LAYER_DDP,
+					       RSW_DDP_ET_TAGGED,
+					       RSW_DDP_EC_T_BASE_BOUNDS);
 			return false;
 		}
 		right = IB_ACCESS_LOCAL_WRITE;
@@ -244,7 +234,7 @@ static bool rsw_stream_place_tagged(void *ctx, const struct rsw_rx_seg *seg,
 
 /* The last segment of a Read Response: complete the oldest Read. */
 static bool rsw_stream_read_done(struct rsw_stream *s,
-				 struct rsw_rx_term *term)
+				 struct rsw_term_cause *term)
 {
 	const struct rsw_tx_rd *oldest = rsw_tx_read_oldest(&s->tx);
 	u32 placed = s->rresp_placed;
@@ -255,9 +245,9 @@ static bool rsw_stream_read_done(struct rsw_stream *s,
 	s->rresp_placed = 0;
 	if (!oldest || oldest->atomic || placed != oldest->len) {
 		/* Nothing asked for, or not all of what was asked. */
-		rsw_stream_set_term(term, RSW_TERM_LAYER_RDMAP,
-				    RSW_RDMAP_ET_REMOTE_OP,
-				    RSW_RDMAP_EC_OPCODE);
+		*term = RSW_TERM_CAUSE(RSW_TERM_LAYER_RDMAP,
+				       RSW_RDMAP_ET_REMOTE_OP,
+				       RSW_RDMAP_EC_OPCODE);
 		return false;
 	}
 	rd = *oldest;
@@ -291,7 +281,7 @@ static bool rsw_stream_read_done(struct rsw_stream *s,
 /* The last segment of a Send: invalidate if asked, complete the receive. */
 static bool rsw_stream_send_done(struct rsw_stream *s,
 				 const struct rsw_rx_seg *seg,
-				 struct rsw_rx_term *term)
+				 struct rsw_term_cause *term)
 {
 	struct rsw_stream_recv *r = &s->recv;
 	struct rsw_rq_result res = {
@@ -316,10 +306,7 @@ static bool rsw_stream_send_done(struct rsw_stream *s,
 		if (err) {
 			rsw_stream_mr_term(term, err, RSW_MR_USE_INVALIDATE);
 			/* Before the completion in error moves the QP. */
-			rsw_qp_term_cause(s->qp,
-					  rsw_term_vendor_err(term->layer,
-							      term->etype,
-							      term->ecode));
+			rsw_qp_term_cause(s->qp, rsw_term_vendor_err(term));
 			res.status = RDMAP_SW_WC_REM_INV_REQ_ERR;
 			rsw_qp_rq_complete(s->qp, r->idx, &res);
 			return false;
@@ -345,7 +332,7 @@ static bool rsw_stream_send_done(struct rsw_stream *s,
  */
 bool rsw_stream_deliver_write(struct rsw_stream *s,
 			      const struct rsw_rx_seg *seg,
-			      struct rsw_rx_term *term)
+			      struct rsw_term_cause *term)
 {
 	if (s->rtr_wait && s->conn.rtr == RSW_MPA_RTR_WRITE &&
 	    !seg->payload_len)
@@ -367,7 +354,7 @@ bool rsw_stream_deliver_write(struct rsw_stream *s,
  */
 bool rsw_stream_deliver_imm(struct rsw_stream *s,
 			    const struct rsw_rx_seg *seg,
-			    struct rsw_rx_term *term)
+			    struct rsw_term_cause *term)
 {
 	struct rsw_stream_recv *r = &s->recv;
 	struct rsw_rq_result res = {
@@ -384,9 +371,9 @@ bool rsw_stream_deliver_imm(struct rsw_stream *s,
 	 * WQE) stays active and is flushed.
 	 */
 	if (r->rtr || r->partial) {
-		rsw_stream_set_term(term, RSW_TERM_LAYER_RDMAP,
-				    RSW_RDMAP_ET_REMOTE_OP,
-				    RSW_RDMAP_EC_OPCODE);
+		*term = RSW_TERM_CAUSE(RSW_TERM_LAYER_RDMAP,
+				       RSW_RDMAP_ET_REMOTE_OP,
+				       RSW_RDMAP_EC_OPCODE);
 		return false;
 	}
 	s->msn[RSW_QN_SEND]++;
@@ -404,7 +391,7 @@ bool rsw_stream_deliver_imm(struct rsw_stream *s,
  */
 bool rsw_stream_deliver_atomic_req(struct rsw_stream *s,
 				   const struct rsw_rx_seg *seg,
-				   struct rsw_rx_term *term)
+				   struct rsw_term_cause *term)
 {
 	const struct rsw_rdmap_atomic_req *a = &seg->hdr->atomic_req.atomic;
 	struct rsw_tx_rresp *rr = &s->rr[s->rr_tail++ % s->rr_size];
@@ -436,7 +423,7 @@ bool rsw_stream_deliver_atomic_req(struct rsw_stream *s,
  */
 bool rsw_stream_deliver_atomic_resp(struct rsw_stream *s,
 				    const struct rsw_rx_seg *seg,
-				    struct rsw_rx_term *term)
+				    struct rsw_term_cause *term)
 {
 	const struct rsw_rdmap_atomic_resp *a = &seg->hdr->atomic_resp.atomic;
 	const struct rsw_tx_rd *rd = rsw_tx_read_oldest(&s->tx);
@@ -447,9 +434,9 @@ bool rsw_stream_deliver_atomic_resp(struct rsw_stream *s,
 
 	s->msn[RSW_QN_ATOMIC_RESP]++;
 	if (!rd || !rd->atomic || a->req_id != rd->req_id) {
-		rsw_stream_set_term(term, RSW_TERM_LAYER_RDMAP,
-				    RSW_RDMAP_ET_REMOTE_OP,
-				    RSW_RDMAP_EC_OPCODE);
+		*term = RSW_TERM_CAUSE(RSW_TERM_LAYER_RDMAP,
+				       RSW_RDMAP_ET_REMOTE_OP,
+				       RSW_RDMAP_EC_OPCODE);
 		return false;
 	}
 	if (rsw_mr_get(s->qp->rsw, s->qp->base.pd, rd->sink_stag,
@@ -463,30 +450,32 @@ bool rsw_stream_deliver_atomic_resp(struct rsw_stream *s,
 	rsw_tx_read_done(&s->tx, &idx);
 	if (s->tx.sqe_pending)
 		s->rx_wake = true;
+	if (status != RDMAP_SW_WC_SUCCESS) {
+		/*
+		 * Our result buffer failed us, not the peer: a Local
+		 * Catastrophic Error, whose Terminate carries no headers
+		 * (rsw_term_parts()); its cause before the completion in
+		 * error moves the QP.
+		 */
+		*term = RSW_TERM_CAUSE(RSW_TERM_LAYER_RDMAP,
+				       RSW_RDMAP_ET_CATASTROPHIC, 0);
+		rsw_qp_term_cause(s->qp, rsw_term_vendor_err(term));
+	}
 	rsw_qp_sq_complete(s->qp, idx, status,
 			   status ? 0 : sizeof(orig));
-	if (status == RDMAP_SW_WC_SUCCESS)
-		return true;
-	/*
-	 * Our result buffer failed us, not the peer: a local error, told
-	 * with a Terminate carrying the response's DDP header (RFC 7306
-	 * section 8.1 rule 2).
-	 */
-	rsw_stream_set_term(term, RSW_TERM_LAYER_RDMAP,
-			    RSW_RDMAP_ET_CATASTROPHIC, 0);
-	return false;
+	return status == RDMAP_SW_WC_SUCCESS;
 }
 
 bool rsw_stream_deliver_rresp(struct rsw_stream *s,
 			      const struct rsw_rx_seg *seg,
-			      struct rsw_rx_term *term)
+			      struct rsw_term_cause *term)
 {
 	return !seg->last || rsw_stream_read_done(s, term);
 }
 
 bool rsw_stream_deliver_send(struct rsw_stream *s,
 			     const struct rsw_rx_seg *seg,
-			     struct rsw_rx_term *term)
+			     struct rsw_term_cause *term)
 {
 	if (!seg->last) {
 		s->recv.partial = true;	/* the receive holds a Send now */
@@ -498,7 +487,7 @@ bool rsw_stream_deliver_send(struct rsw_stream *s,
 /* A Read Request: owed a Read Response (checked when it is sent). */
 bool rsw_stream_deliver_rreq(struct rsw_stream *s,
 			     const struct rsw_rx_seg *seg,
-			     struct rsw_rx_term *term)
+			     struct rsw_term_cause *term)
 {
 	const struct rsw_rdmap_rreq *q = &seg->hdr->rreq.rreq;
 
@@ -508,6 +497,8 @@ bool rsw_stream_deliver_rreq(struct rsw_stream *s,
 		.src_stag = be32_to_cpu(q->src_stag),
 		.src_to = be64_to_cpu(q->src_to),
 		.len = be32_to_cpu(q->read_size),
+		.ddp = seg->hdr->rreq.ddp,
+		.rreq = *q,
 	};
 	s->msn[RSW_QN_READ_REQ]++;
 	s->rx_wake = true;		/* a Read Response is owed */
@@ -519,23 +510,21 @@ bool rsw_stream_deliver_rreq(struct rsw_stream *s,
 /* The peer's Terminate: the stream is over, the QP goes to ERROR. */
 bool rsw_stream_deliver_term(struct rsw_stream *s,
 			     const struct rsw_rx_seg *seg,
-			     struct rsw_rx_term *term)
+			     struct rsw_term_cause *term)
 {
 	const struct rsw_rdmap_term *t = &seg->hdr->term.term;
 
 	s->msn[RSW_QN_TERMINATE]++;
-	rsw_stream_set_term(&s->peer_term, rsw_term_layer(t),
-			    rsw_term_etype(t), rsw_term_ecode(t));
+	s->peer_term = RSW_TERM_CAUSE(rsw_term_layer(t),
+				      rsw_term_etype(t), rsw_term_ecode(t));
 	s->stats.term_rcvd = 1;
-	s->stats.term_layer = s->peer_term.layer;
-	s->stats.term_etype = s->peer_term.etype;
-	s->stats.term_ecode = s->peer_term.ecode;
+	s->stats.term = s->peer_term;
 	rsw_stream_set_why(s, RSW_WHY_PEER_TERM, -ECONNABORTED);
 	return true;
 }
 
 static bool rsw_stream_seg_done(void *ctx, const struct rsw_rx_seg *seg,
-				struct rsw_rx_term *term)
+				struct rsw_term_cause *term)
 {
 	struct rsw_stream *s = ctx;
 
@@ -563,15 +552,14 @@ static void rsw_stream_rx_stop(void *ctx, const struct rsw_rx_seg *seg,
 	struct rsw_tx_term *t = &s->term;
 
 	/* A stream cut inside an FPDU has nobody left to tell. */
-	if (term->layer == RSW_TERM_LAYER_LLP &&
-	    term->ecode == RSW_MPA_EC_TCP_LOST) {
+	if (term->cause.layer == RSW_TERM_LAYER_LLP &&
+	    term->cause.ecode == RSW_MPA_EC_TCP_LOST) {
 		rsw_stream_set_why(s, RSW_WHY_ABORT, -ECONNRESET);
 		return;
 	}
 	if (s->why)
 		return;
-	rsw_qp_term_cause(s->qp, rsw_term_vendor_err(term->layer, term->etype,
-						     term->ecode));
+	rsw_qp_term_cause(s->qp, rsw_term_vendor_err(&term->cause));
 	memset(t, 0, sizeof(*t));
 	t->why = *term;
 	memcpy(t->hdr, s->rx.hdr_octets, sizeof(t->hdr));

@@ -68,9 +68,9 @@ static u32 rsw_tx_term_parts(struct rsw_tx *tx, struct rsw_tx_fpdu *f,
 
 	rsw_tx_untagged(tx, &f->hdr.term.ddp, RSW_QN_TERMINATE, 0);
 	term->ctrl = 0;
-	rsw_term_set_layer(term, why->layer);
-	rsw_term_set_etype(term, why->etype);
-	rsw_term_set_ecode(term, why->ecode);
+	rsw_term_set_layer(term, why->cause.layer);
+	rsw_term_set_etype(term, why->cause.etype);
+	rsw_term_set_ecode(term, why->cause.ecode);
 	rsw_term_set_m(term, why->ddp_hdr);
 	rsw_term_set_d(term, why->ddp_hdr);
 	rsw_term_set_r(term, why->rdma_hdr);
@@ -887,9 +887,11 @@ int rsw_tx_wqe(struct rsw_tx *tx, struct rsw_qp *qp,
 		rsw_tx_idle(tx);
 		if (qp) {
 			/* The caller's Terminate; its cause first. */
-			rsw_qp_term_cause(qp, rsw_term_vendor_err(RSW_TERM_LAYER_RDMAP,
-								  RSW_RDMAP_ET_CATASTROPHIC,
-								  0));
+			struct rsw_term_cause c =
+				RSW_TERM_CAUSE(RSW_TERM_LAYER_RDMAP,
+					       RSW_RDMAP_ET_CATASTROPHIC, 0);
+
+			rsw_qp_term_cause(qp, rsw_term_vendor_err(&c));
 			rsw_qp_sq_complete(qp, idx, status, 0);
 		}
 		/*
@@ -903,14 +905,17 @@ int rsw_tx_wqe(struct rsw_tx *tx, struct rsw_qp *qp,
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_tx_wqe);
 
-/* @term for a refused Read or Atomic Request source: -EACCES. */
-static int rsw_tx_rresp_refused(enum rsw_mr_err err, struct rsw_rx_term *term)
+/*
+ * @term for a refused Read or Atomic Request @rr: its cause and the parts
+ * of the request it carries (rr->ddp, and rr->rreq for a Read); -EACCES.
+ */
+static int rsw_tx_rresp_refused(const struct rsw_tx_rresp *rr,
+				enum rsw_mr_err err, struct rsw_rx_term *term)
 {
-	struct rsw_mr_term mt = rsw_mr_err_to_term(err, RSW_MR_USE_READ_REQ);
-
-	*term = (struct rsw_rx_term) {
-		.layer = mt.layer, .etype = mt.etype, .ecode = mt.ecode,
+	*term = (struct rsw_rx_term){
+		.cause = rsw_mr_err_to_term(err, RSW_MR_USE_READ_REQ),
 	};
+	rsw_term_parts(term, true, !rr->atomic);
 	return -EACCES;
 }
 
@@ -935,11 +940,8 @@ static int rsw_tx_atomic_response(struct rsw_tx *tx,
 		err = rsw_mr_atomic(&ref, rr->src_to, &rr->op, &orig);
 		rsw_mr_ref_put(&ref);
 	}
-	if (err) {
-		rsw_tx_rresp_refused(err, term);
-		term->ddp_hdr = true;
-		return -EACCES;
-	}
+	if (err)
+		return rsw_tx_rresp_refused(rr, err, term);
 	memset(m, 0, sizeof(*m));
 	m->kind = RSW_TX_RRESP;
 	m->op = RSW_OP_ATOMIC_RESP;
@@ -965,7 +967,7 @@ int rsw_tx_read_response(struct rsw_tx *tx, const struct rsw_tx_rresp *rr,
 				    rr->src_to, rr->len, IB_ACCESS_REMOTE_READ,
 				    &ref);
 		if (err)
-			return rsw_tx_rresp_refused(err, term);
+			return rsw_tx_rresp_refused(rr, err, term);
 		rsw_mr_ref_put(&ref);
 	}
 	memset(m, 0, sizeof(*m));

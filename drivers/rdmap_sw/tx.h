@@ -152,7 +152,9 @@ struct rsw_tx_rresp {
 	bool atomic;
 	__be32 req_id;			/* Atomic: Request Identifier */
 	struct rsw_atomic op;		/* Atomic: operation, operands */
-	struct rsw_ddp_untagged ddp;	/* Atomic: the request's DDP header */
+	/* The request's headers, for a Terminate if it is refused. */
+	struct rsw_ddp_untagged ddp;
+	struct rsw_rdmap_rreq rreq;	/* Read only */
 };
 
 /*

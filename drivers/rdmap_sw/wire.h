@@ -596,6 +596,21 @@ enum rsw_term_layer {
 	RSW_TERM_LAYER_LLP	= 0x2,
 };
 
+/*
+ * One Terminate cause (RFC 5040 section 4.8): layer, error type and error
+ * code, the values above.  Whatever decides, sends, receives or reports
+ * a Terminate passes this one type (item 10 of issue 14: three copies of
+ * it were copied field by field before).
+ */
+struct rsw_term_cause {
+	u8 layer;	/* enum rsw_term_layer */
+	u8 etype;	/* enum rsw_rdmap_etype, rsw_ddp_etype or rsw_llp_etype */
+	u8 ecode;
+};
+
+#define RSW_TERM_CAUSE(l, t, c) \
+	((struct rsw_term_cause){ .layer = (l), .etype = (t), .ecode = (c) })
+
 enum rsw_rdmap_etype {
 	RSW_RDMAP_ET_CATASTROPHIC	= 0x0,	/* Local Catastrophic Error */
 	RSW_RDMAP_ET_REMOTE_PROT	= 0x1,	/* Remote Protection Error */

@@ -28,9 +28,19 @@ if [ "${RSW_KERNEL:-}" = debug ]; then
 fi
 declare -A BIO_SUMMARY=()
 
-# bdev_sectors: sectors read plus written on $bdev so far (/sys/block/X/stat).
+# bdev_sectors: sectors read plus written on $bdev so far (/sys/block/X/stat),
+# and on its hidden NVMe multipath paths (nvmeXcYnZ): before 6.3 a
+# multipath head counts no I/O of its own (Debian's 6.1), after it both
+# do.  Only its growth matters (io_flowing).
 bdev_sectors() {
-	awk '{ print $3 + $7 }' "/sys/block/${bdev#/dev/}/stat"
+	local name=${bdev#/dev/} f stats=()
+	stats=("/sys/block/$name/stat")
+	if [[ $name =~ ^nvme([0-9]+)n([0-9]+)$ ]]; then
+		for f in /sys/class/block/nvme"${BASH_REMATCH[1]}"c*n"${BASH_REMATCH[2]}"/stat; do
+			[ -r "$f" ] && stats+=("$f")
+		done
+	fi
+	awk '{ n += $3 + $7 } END { print n }' "${stats[@]}"
 }
 
 # For poll_until: $bdev moved sectors since $io_mark.
@@ -43,8 +53,11 @@ io_flowing() { [ "$(bdev_sectors)" -gt "$io_mark" ]; }
 # none anywhere else; the two sides pair up port by port, one pair per MPA
 # connection seen, and the QP of each cm_id is in RTS on that device.  With
 # both sides on one provider that is one device; with target != host this
-# proves the run really crossed between siw0 and rsw0.
+# proves the run really crossed between siw0 and rsw0.  BIO_TARGET_REMOTE=1
+# (the target in another guest, wire2.sh): only the host's side is here,
+# one cm_id per MPA connection seen.
 res_assert_devices() {
+	[ "${BIO_TARGET_REMOTE:-0}" = 0 ] || { res_assert_host "$@"; return; }
 	local qp=$1 cm=$2 tdev hdev t_re h_re line n dev tports='' hports='' all
 	tdev=$(re_dev "$target")
 	hdev=$(re_dev "$host")
@@ -76,6 +89,26 @@ res_assert_devices() {
 	assert_eq "$n" "$mpa_conns" "target connections on $tdev = MPA connections seen"
 	assert_eq "$hports" "$tports" "host ports on $hdev (paired with the target's on $tdev)"
 	ok "$n connections: target on $tdev $TGT_IP:$PORT, host on $hdev $host_ip, QPs in RTS"
+}
+
+# res_assert_host QP CM: res_assert_devices for the host's side alone.
+res_assert_host() {
+	local qp=$1 cm=$2 hdev h_re line n=0 all
+	hdev=$(re_dev "$host")
+	h_re="^link $hdev/1 cm-idn [0-9]+ lqpn ([0-9]+) qp-type RC state CONNECT ps TCP comm \[$BIO_H_COMM\] src-addr ${host_ip//./\\.}:[0-9]+ dst-addr ${TGT_IP//./\\.}:$PORT *$"
+	all=$(grep -E "state CONNECT .*comm \[$BIO_H_COMM\]" <<<"$cm" || true)
+	while read -r line; do
+		[ -n "$line" ] || continue
+		[[ $line =~ $h_re ]] ||
+			fail "$BIO_NAME cm_id not on the expected device and addresses: $line"
+		grep -Eq "^link $hdev/1 lqpn ${BASH_REMATCH[1]} .*state RTS " <<<"$qp" ||
+			fail "no QP ${BASH_REMATCH[1]} in RTS on $hdev for: $line"
+		n=$((n + 1))
+	done <<<"$all"
+	[ "$n" -ge "$BIO_MIN_CONNS" ] ||
+		fail "$n host cm_ids on $hdev, want at least $BIO_MIN_CONNS"
+	assert_eq "$n" "$mpa_conns" "host connections on $hdev = MPA connections seen"
+	ok "$n connections: host on $hdev $host_ip to $TGT_IP:$PORT, QPs in RTS"
 }
 
 # sample_while_io WHAT PID: once $bdev moves data while PID (the I/O

@@ -213,9 +213,11 @@ re_mbps() {
 	awk -v b="$1" -v ms="$2" 'BEGIN { if (ms <= 0) ms = 1; printf "%.1f", b / 1e6 / (ms / 1000) }'
 }
 
-# MPA negotiation seen on the wire.  re_mpa_watch_start PORT starts a
-# sniffer (python3, AF_PACKET on lo, where traffic between local addresses
-# flows) that counts MPA request and reply frames to/from TCP PORT and their
+# MPA negotiation seen on the wire.  re_mpa_watch_start PORT [IFACE] starts
+# a sniffer (python3, AF_PACKET on IFACE, default lo, where traffic between
+# local addresses flows; on lo each packet is seen once, as it arrives)
+# that counts MPA request and reply frames to/from TCP PORT, once per TCP
+# connection whatever TCP retransmits or netem duplicates, and their
 # CRC bit (IPv4, or IPv6 without extension headers); re_mpa_watch_stop
 # prints "req=N req_crc=N rep=N rep_crc=N req_rd=N rep_rd=N req_v1=N
 # rep_v1=N req_m=N rep_m=N".  The CRC in use on a connection is the reply's C bit (RFC 5044
@@ -229,10 +231,12 @@ RE_MPA_PID=
 RE_MPA_OUT=
 
 re_mpa_watch_start() {
+	local iface=${2:-lo}
 	RE_MPA_OUT=$(mktemp)
 	python3 -c '
 import signal, socket, struct, sys
-port, out = int(sys.argv[1]), sys.argv[2]
+port, out, iface = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+seen = set()
 n = {"req": 0, "req_crc": 0, "rep": 0, "rep_crc": 0, "req_rd": 0, "rep_rd": 0,
      "req_v1": 0, "rep_v1": 0, "req_m": 0, "rep_m": 0}
 def rtr_read(name, f):
@@ -251,17 +255,19 @@ def dump(*_):
     sys.exit(0)
 signal.signal(signal.SIGTERM, dump)
 s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
-s.bind(("lo", 0))
+s.bind((iface, 0))
 open(out + ".ready", "w").close()
 while True:
     pkt, addr = s.recvfrom(65535)
-    if addr[2] == socket.PACKET_OUTGOING or len(pkt) < 34:
+    if (iface == "lo" and addr[2] == socket.PACKET_OUTGOING) or len(pkt) < 34:
         continue
     ether = struct.unpack("!H", pkt[12:14])[0]
     if ether == 0x0800 and pkt[23] == 6:
         tcp = 14 + (pkt[14] & 15) * 4
+        ips = pkt[26:34]
     elif ether == 0x86DD and len(pkt) >= 74 and pkt[20] == 6:
         tcp = 54
+        ips = pkt[22:54]
     else:
         continue
     sport, dport = struct.unpack("!HH", pkt[tcp:tcp + 4])
@@ -271,6 +277,10 @@ while True:
     for key, name in ((b"MPA ID Req Frame", "req"), (b"MPA ID Rep Frame", "rep")):
         i = data.find(key)
         if i >= 0 and len(data) > i + 17:
+            flow = (name, ips, pkt[tcp:tcp + 4])
+            if flow in seen:
+                continue
+            seen.add(flow)
             n[name] += 1
             if data[i + 16] & 0x40:
                 n[name + "_crc"] += 1
@@ -280,11 +290,11 @@ while True:
                 n[name + "_rd"] += 1
             if data[i + 17] == 1:
                 n[name + "_v1"] += 1
-' "$1" "$RE_MPA_OUT" &
+' "$1" "$RE_MPA_OUT" "$iface" &
 	RE_MPA_PID=$!
 	# A hang guard, not a speed check: python's start on the debug
 	# kernel with the other queue's guest beside it took over 10 s.
-	poll_until 60 "MPA sniffer on lo ready" test -e "$RE_MPA_OUT.ready"
+	poll_until 60 "MPA sniffer on $iface ready" test -e "$RE_MPA_OUT.ready"
 }
 
 re_mpa_watch_stop() {

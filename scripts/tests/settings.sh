@@ -89,6 +89,7 @@ assert_file $IB/rsw0/rtr_types "write read send"
 assert_file $IB/rsw0/rtr_prefer none
 assert_file $IB/rsw0/max_fpdu 0
 assert_file $IB/rsw0/dead_peer_s 0
+assert_file $IB/rsw0/peer_ird_ord 128
 for p in mpa_crc=Y mpa_rev=2 peer_to_peer=Y; do
 	echo "${p#*=}" >"/sys/module/rdmap_sw/parameters/${p%=*}" || fail "set $p"
 done
@@ -130,7 +131,9 @@ bad max_fpdu 65536
 bad max_fpdu -1
 bad dead_peer_s 4
 bad dead_peer_s 3601
-ok "16 bad values refused, settings unchanged"
+bad peer_ird_ord 0
+bad peer_ird_ord 129
+ok "18 bad values refused, settings unchanged"
 good() {
 	echo "$2" >"$IB/rsw1/$1" || fail "$1 refused '$2'"
 	assert_file "$IB/rsw1/$1" "$3"
@@ -147,6 +150,8 @@ good max_fpdu 128 128
 good max_fpdu 0 0
 good dead_peer_s 5 5
 good dead_peer_s 0 0
+good peer_ird_ord 1 1
+good peer_ird_ord 0x80 128
 good peer_to_peer n 0
 good peer_to_peer 1 1
 good mpa_markers 1 1

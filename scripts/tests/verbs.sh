@@ -16,7 +16,8 @@
 # (open, query, PD, CQ ring and arming, MR, RC QP, local refusals, flush) passes;
 # the port follows dummy0 down and up; next to siw0, both are listed and an
 # RFC 7306 atomic from rsw0 to siw0 ends that connection in bounded time
-# (atomic-peer); link and module go away cleanly.
+# (atomic-peer); an rping listening on [::] serves IPv4 with 21 IPv6
+# addresses on dummy0; link and module go away cleanly.
 # shellcheck source=scripts/tests/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -24,7 +25,7 @@
 DEV=rsw0
 NETDEV=dummy0
 
-rdma_core_use ibv_devinfo verbs-smoke atomic-peer
+rdma_core_use ibv_devinfo verbs-smoke atomic-peer rping
 
 
 port_state_is() {
@@ -81,5 +82,25 @@ if [ -f "$siw_ko" ]; then
 else
 	skip "no siw.ko for $RSW_KREL (scripts/siw): not checked next to siw0"
 fi
+
+# A wildcard [::] listener that is not IPv6-only binds each address of
+# the netdev, IPv4 ones included, up to a limit: many IPv6 addresses (a
+# link-local and 20 global here) must not crowd the IPv4 one out.
+step "a dual-stack [::] listener serves IPv4 next to 21 IPv6 addresses"
+for i in $(seq 1 20); do
+	ip -6 addr add "2001:db8:77::$i/64" dev "$NETDEV" nodad || fail "ip -6 addr add"
+done
+listening() { rdma res show cm_id | grep -qE "state LISTEN .*:7481( |$)"; }
+printf '    $ %s &\n' "rping -s -a :: -p 7481 -C 3 -V"
+"$B/rping" -s -a :: -p 7481 -C 3 -V >"$RSW_RUN/rping-v6any.server" 2>&1 &
+srv=$!
+poll_until 20 "rping listening on [::]:7481" listening
+T_CMD_TIMEOUT=60 check "$B/rping" -c -a 192.0.2.1 -p 7481 -C 3 -V -v
+assert_eq "$(grep -o 'rdma-ping-[0-9]*:' <<<"$T_OUT" | sort -u | wc -l)" 3 \
+	"verified pings over IPv4 to the [::] listener"
+wait "$srv" || { indent <"$RSW_RUN/rping-v6any.server"; fail "rping server failed"; }
+for i in $(seq 1 20); do
+	ip -6 addr del "2001:db8:77::$i/64" dev "$NETDEV" || fail "ip -6 addr del"
+done
 
 rsw_dummy_down "$DEV" "$NETDEV"

@@ -150,12 +150,14 @@ enum rdmap_sw_cqe_flags {
 
 /*
  * cqe.vendor_err of a completion caused by a Terminate (sent or received):
- * the first 16 bits of the RFC 5040 Terminate Control field, i.e. layer,
- * error type and error code; 0 otherwise.
+ * RDMAP_SW_CQE_TERM_VALID and the first 16 bits of the RFC 5040 Terminate
+ * Control field, i.e. layer, error type and error code (all three are 0
+ * for an RDMAP Local Catastrophic Error); 0 otherwise.
  */
 #define RDMAP_SW_CQE_TERM_LAYER_SHIFT 12
 #define RDMAP_SW_CQE_TERM_ETYPE_SHIFT 8
 #define RDMAP_SW_CQE_TERM_ECODE_SHIFT 0
+#define RDMAP_SW_CQE_TERM_VALID (1U << 16)
 
 struct rdmap_sw_cqe {
 	__aligned_u64 wr_id;
