@@ -3317,6 +3317,31 @@ static void st_rtr_late(struct kunit *test)
 }
 
 /*
+ * The QP as peer-to-peer initiator with a Read RTR that the raw responder
+ * reads and never answers, the deadline lowered to 300 ms: the RTR Read
+ * held our only ORD credit and every Read behind it, so the stream ends
+ * abortively (-ETIMEDOUT) with the QP in ERROR instead of waiting forever.
+ */
+static void st_rtr_read_unanswered(struct kunit *test)
+{
+	uintptr_t old = rsw_stream_kunit_set_rtr_ms(300);
+	u8 *t = kunit_kzalloc(test, 256, GFP_KERNEL);
+	const union rsw_hdr *th = (const void *)t;
+	struct st_hx *x;
+
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, st_rtr_ms_restore,
+							(void *)old), 0);
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	x = st_hx_up_rtr(test, true, false, RSW_MPA_RTR_READ);
+	KUNIT_ASSERT_GE_MSG(test, st_read_fpdu(test, x, t, 256), 0,
+			    "no RTR came");
+	KUNIT_EXPECT_EQ(test, rsw_rdmap_opcode(&th->c), RSW_OP_READ_REQ);
+	st_expect_eof(test, x);
+	st_hx_check_end_vendor(test, x, IB_WC_WR_FLUSH_ERR, 0, 0);
+	KUNIT_EXPECT_EQ(test, x->e->closed_status, -ETIMEDOUT);
+}
+
+/*
  * modify_qp to SQE, the iWARP verbs' TERMINATE state: the QP sends a
  * Terminate (RDMAP Local Catastrophic Error, neither header), then ends in
  * ERROR with its receives flushed carrying that cause.
@@ -3927,6 +3952,7 @@ static struct kunit_case st_cases[] = {
 	KUNIT_CASE_PARAM(st_peer_wrong_rtr, st_wrong_rtr_gen_params),
 	KUNIT_CASE(st_rtr_never),
 	KUNIT_CASE(st_rtr_late),
+	KUNIT_CASE(st_rtr_read_unanswered),
 	KUNIT_CASE(st_peer_write_then_reset),
 	KUNIT_CASE(st_peer_atomic),
 	KUNIT_CASE(st_peer_imm_after_send),

@@ -1936,11 +1936,14 @@ static const struct tx_tp_case tx_tp_cases[] = {
 	  TP_PATCH, 39, 0x04, false,
 	  TP_C(RDMAP, RSW_RDMAP_ET_REMOTE_OP,
 	       RSW_RDMAP_EC_CATASTROPHIC_STREAM), 20, false },
-	/* Local Catastrophic: the fault is ours, nothing of the segment. */
+	/*
+	 * Local Catastrophic, found on an incoming message: rules 2 and 3
+	 * over Figure 10, as for Remote Operation errors.
+	 */
 	{ "rdmap_local_send", RDMAP_SW_WR_SEND, TP_REFUSE_DONE, 0, 0, false,
-	  TP_C(RDMAP, RSW_RDMAP_ET_CATASTROPHIC, 0), 0, false },
+	  TP_C(RDMAP, RSW_RDMAP_ET_CATASTROPHIC, 0), 20, false },
 	{ "rdmap_local_rreq", RDMAP_SW_WR_RDMA_READ, TP_REFUSE_DONE, 0, 0,
-	  false, TP_C(RDMAP, RSW_RDMAP_ET_CATASTROPHIC, 0), 0, false },
+	  false, TP_C(RDMAP, RSW_RDMAP_ET_CATASTROPHIC, 0), 20, true },
 };
 
 static void tx_tp_desc(const struct tx_tp_case *c, char *desc)

@@ -74,25 +74,25 @@ struct rsw_rx_term {
  * (Documentation/design.rst, "Terminate headers"), found by RX or when a
  * Read or Atomic Response is made:
  *  - LLP (MPA) errors: none, the framing itself is in doubt (Figure 10);
- *  - Local Catastrophic errors: none, the fault is ours, not the
- *    segment's (Figure 10);
  *  - DDP errors: segment length and DDP header (Figure 10), also on a
  *    Read Request (rule 3 speaks of a Request DDP delivered);
- *  - RDMAP Remote Protection and Remote Operation errors: segment length
- *    and DDP header, and on a Read Request its header too (section 7.1
- *    rules 2 and 3; where Figure 10 says a Remote Operation error
- *    carries no RDMA header, the rule's MUST wins).
+ *  - RDMAP errors, Local Catastrophic ones too: segment length and DDP
+ *    header, and on a Read Request its header too (RFC 5040 section 7.1
+ *    rules 2 and 3, RFC 7306 section 8.1 rule 2: an error found on an
+ *    incoming message, even our own buffer failing while it is placed;
+ *    where Figure 10 says a Remote Operation or Local Catastrophic error
+ *    carries less, the rules' MUST wins).  A Local Catastrophic error not
+ *    found on an incoming message (rule 1) never comes here: its
+ *    Terminate carries no header.
  * @ddp: the DDP header was read whole; @rreq: the segment is a Read
  * Request whose header was read and accepted by DDP.
  */
 static inline void rsw_term_parts(struct rsw_rx_term *t, bool ddp, bool rreq)
 {
 	const struct rsw_term_cause *c = &t->cause;
-	bool rdmap = c->layer == RSW_TERM_LAYER_RDMAP;
 
-	t->ddp_hdr = ddp && c->layer != RSW_TERM_LAYER_LLP &&
-		     !(rdmap && c->etype == RSW_RDMAP_ET_CATASTROPHIC);
-	t->rdma_hdr = t->ddp_hdr && rdmap && rreq;
+	t->ddp_hdr = ddp && c->layer != RSW_TERM_LAYER_LLP;
+	t->rdma_hdr = t->ddp_hdr && c->layer == RSW_TERM_LAYER_RDMAP && rreq;
 }
 
 /*

@@ -46,7 +46,9 @@ enum rsw_crc_policy {
  *                accepts (never empty)
  * @rtr_prefer:   one RSW_MPA_RTR_* type a responder picks first when the
  *                offer has it; 0: Write, then Read, then Send
- * @max_fpdu:     largest ULPDU our FPDUs carry (octets); 0: MSS-bound only
+ * @max_fpdu:     largest FPDU we send (octets: length field, ULPDU, pad,
+ *                CRC; with Markers the wire adds 4 per Marker); 0: MSS-bound
+ *                only
  * @dead_peer_s:  a connection whose peer stopped answering ends within
  *                about this many seconds (TCP_USER_TIMEOUT and keepalive);
  *                0: TCP's own defaults (many minutes)

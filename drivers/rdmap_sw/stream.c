@@ -63,10 +63,12 @@
  * nothing before it has received a valid FPDU; with the peer-to-peer
  * model the initiator's first FPDU is the negotiated zero-length Write,
  * Read or Send, which completes no work request on either side.  The
- * initiator sends it right after our Reply; a responder whose RTR has not
- * come RSW_STREAM_RTR_MS into RUN ends the stream abortively (-ETIMEDOUT).
- * The deadline is a time (rtr_deadline), checked whenever the work runs;
- * the linger delayed work, idle until LINGER, kicks the work at it.
+ * initiator sends it right after our Reply.  If the exchange is not over
+ * RSW_STREAM_RTR_MS into RUN (a responder has not had the RTR, an
+ * initiator could not send it or its RTR Read has no Response), the stream
+ * ends abortively (-ETIMEDOUT).  The deadline is a time (rtr_deadline),
+ * checked whenever the work runs, after RX took what had come; the linger
+ * delayed work, idle until LINGER, kicks the work at it.
  *
  * Lifetime.  The stream is allocated by rsw_stream_attach(), owned by its
  * QP (qp->stream) and freed by rsw_stream_free() from destroy_qp, after
@@ -741,11 +743,30 @@ static int rsw_stream_broken(const struct rsw_stream *s)
 		return -err;
 	if (s->phase == RSW_STREAM_RUN && READ_ONCE(sk->sk_state) == TCP_CLOSE)
 		return -ECONNRESET;
-	/* The RTR deadline (rsw_stream_start()) passed without the RTR. */
-	if (s->phase == RSW_STREAM_RUN && s->rtr_wait &&
-	    time_after_eq(jiffies, READ_ONCE(s->rtr_deadline)))
-		return -ETIMEDOUT;
 	return 0;
+}
+
+/*
+ * The RTR exchange is not over: as responder the RTR has not come; as
+ * initiator ours is not out yet, or our RTR Read awaits its Response.
+ */
+static bool rsw_stream_rtr_pending(const struct rsw_stream *s)
+{
+	return s->rtr_wait || s->rtr_send || s->rtr_read;
+}
+
+/*
+ * RUN, socket owned, after RX took what had come: the RTR deadline
+ * (rsw_stream_start()) passed with the exchange not over.  A peer that
+ * never sends the RTR, or never answers ours, cannot hold the QP (and, for
+ * a Read RTR, every Read behind it) forever.
+ */
+static void rsw_stream_rtr_timeout(struct rsw_stream *s)
+{
+	sock_owned_by_me(s->sock->sk);
+	if (rsw_stream_rtr_pending(s) &&
+	    time_after_eq(jiffies, READ_ONCE(s->rtr_deadline)))
+		rsw_stream_set_why(s, RSW_WHY_ABORT, -ETIMEDOUT);
 }
 
 /*
@@ -758,6 +779,7 @@ static bool rsw_stream_run_locked(struct rsw_stream *s,
 {
 	bool more = rsw_stream_rx(s);
 
+	rsw_stream_rtr_timeout(s);
 	/*
 	 * modify_qp to SQE (TERMINATE): the iWARP verbs' Terminate state
 	 * sends a Terminate, RDMAP Local Catastrophic Error as nothing on
@@ -1061,7 +1083,7 @@ void rsw_stream_start(struct rsw_qp *qp)
 	 * work that sees RUN with attach's deadline still (no ordering
 	 * here) sees one only earlier by the time until now.
 	 */
-	if (s->rtr_wait) {
+	if (rsw_stream_rtr_pending(s)) {
 		unsigned long t = msecs_to_jiffies(READ_ONCE(rsw_stream_rtr_ms));
 
 		WRITE_ONCE(s->rtr_deadline, jiffies + t);

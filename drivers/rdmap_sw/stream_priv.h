@@ -102,7 +102,7 @@ struct rsw_stream {
 	bool rtr_send;			/* initiator (p2p): RTR still to send */
 	bool rtr_read;			/* our RTR Read awaits its response */
 	bool rtr_wait;			/* responder (p2p): RTR not yet seen */
-	unsigned long rtr_deadline;	/* jiffies: rtr_wait ends the stream */
+	unsigned long rtr_deadline;	/* jiffies: an RTR still pending ends RUN */
 	bool rx_wake;			/* RX left the work item something */
 	bool tx_active;			/* in the TX engine: see data-ready */
 	bool tx_push;			/* push after release: rsw_stream_release() */

@@ -453,9 +453,9 @@ bool rsw_stream_deliver_atomic_resp(struct rsw_stream *s,
 	if (status != RDMAP_SW_WC_SUCCESS) {
 		/*
 		 * Our result buffer failed us, not the peer: a Local
-		 * Catastrophic Error, whose Terminate carries no headers
-		 * (rsw_term_parts()); its cause before the completion in
-		 * error moves the QP.
+		 * Catastrophic Error, whose Terminate carries the DDP
+		 * header of the Response (rsw_term_parts()); its cause
+		 * before the completion in error moves the QP.
 		 */
 		*term = RSW_TERM_CAUSE(RSW_TERM_LAYER_RDMAP,
 				       RSW_RDMAP_ET_CATASTROPHIC, 0);
