@@ -38,11 +38,14 @@
 #    back to the primaries and the run continues over veth2; it then ends
 #    with every ping verified.  rswba's port stays ACTIVE throughout: no
 #    IBV_EVENT_PORT_ERR reaches a listener of its async events.
-# 3. MTU under traffic: while rping -S 65000 runs over rswa/rswb, both
-#    veth ends go 1500 -> 9000 -> 1280 -> 1500.  After every change the
-#    run moves data again (1 MiB over veth0), both ports are ACTIVE and
-#    report the active MTU that the netdev's MTU allows (1024 or 4096);
-#    the run ends with every ping verified; no IBV_EVENT_PORT_ERR on rswa.
+# 3. MTU under traffic: rping -S 65000 connects over rswa/rswb at MTU
+#    9000 (TCP MSS 8948, which the driver sizes its FPDUs from), then
+#    both veth ends go 9000 -> 1280 -> 9000 -> 1500 under it.  After
+#    every change the run moves data again (1 MiB over veth0), both ports
+#    are ACTIVE and report the active MTU that the netdev's MTU allows
+#    (1024 or 4096); the run ends with every ping verified; no
+#    IBV_EVENT_PORT_ERR on rswa.  The verified pings a second of each
+#    phase are printed (not asserted: speed is judged by make bench).
 # 4. IPv6 (addresses without DAD): the rping and riostream servers'
 #    listeners are the driver's TCP sockets on [fd00:80::2]; a verified
 #    rping and riostream (rsockets, -T v: data verified) cross over IPv6.
@@ -72,11 +75,14 @@ IB=/sys/class/infiniband
 FAILOVER_S=10 END_S=120
 T_CMD_TIMEOUT=120
 BG_TIMEOUT=600
-# Pings of the long runs (parts 2 and 3): a run must outlast its events by
-# a wide margin.  Measured under TCG, 65000-octet pings: 6.12 about 45 a
-# second, before and after the MTU changes alike; the debug kernel 4 to 7,
-# its events taking about a minute.
-BOND_PINGS=1200 MTU_PINGS=1000
+# Pings of the long runs (parts 2 and 3, 65000 octets): a run must outlast
+# its events by a wide margin.  Measured under TCG on 6.12: 30 to 45 a
+# second, at MTU 9000 and after 9000 -> 1280 alike; the bond events took
+# 110 pings (300 of 16384 octets on a host busy with another guest), the
+# MTU events 520.  The debug kernel: 4 to 7 a second, its MTU events
+# taking about a minute.  The other runs only cross once: 20 pings (1 MiB
+# and more at 65000 octets).
+BOND_PINGS=500 MTU_PINGS=1000 SHORT_PINGS=20
 [ "${RSW_KERNEL:-}" != debug ] || END_S=400
 LOGS=$RSW_RUN/netdevs
 mkdir -p "$LOGS"
@@ -207,6 +213,20 @@ no_port_err() {
 	ok "no IBV_EVENT_PORT_ERR on the port"
 }
 
+# ipb NS <<EOF: the ip(8) commands of the here-document, one a line, in
+# NS ("" for init_net), as one `ip -batch`: one check of an ip command
+# took about 0.8 s in a TCG guest on a busy host, and set-up is dozens of
+# them.  The first that fails fails the step.
+ipb() {
+	local cmds line
+	cmds=$(cat)
+	while IFS= read -r line; do
+		printf '    $ ip %s%s\n' "${1:+-n $1 }" "$line"
+	done <<<"$cmds"
+	T_OUT=$(t_run ip ${1:+-n "$1"} -batch - <<<"$cmds" 2>&1) ||
+		{ indent_text "$T_OUT"; fail "ip -batch failed"; }
+}
+
 # has_module M: the running kernel has module M (loadable or built in).
 has_module() { modinfo "$1" >/dev/null 2>&1; }
 
@@ -217,12 +237,16 @@ re_begin
 check modprobe -a ib_uverbs rdma_ucm veth
 insmod_deps "$RSW_OUT/drivers/rdmap_sw/rdmap_sw.ko"
 check ip netns add "$NS"
-check ip link add veth0 type veth peer name veth1 netns "$NS"
-check ip -n "$NS" link set lo up
-check ip addr add 10.80.0.1/24 dev veth0
-check ip -n "$NS" addr add 10.80.0.2/24 dev veth1
-check ip link set veth0 up
-check ip -n "$NS" link set veth1 up
+ipb "" <<EOF
+link add veth0 type veth peer name veth1 netns $NS
+addr add 10.80.0.1/24 dev veth0
+link set veth0 up
+EOF
+ipb "$NS" <<EOF
+link set lo up
+addr add 10.80.0.2/24 dev veth1
+link set veth1 up
+EOF
 rdma_attach rswa rdmap_sw veth0
 check "${NSX[@]}" rdma link add rswb type rdmap_sw netdev veth1
 poll_until 10 "rswb port ACTIVE" port_active rswb
@@ -234,12 +258,16 @@ if ! has_module 8021q; then
 	skip "part 1 (VLAN): kernel $(uname -r) has no 8021q (CONFIG_VLAN_8021Q)"
 else
 	check modprobe 8021q
-	check ip link add link veth0 name veth0.100 type vlan id 100
-	check ip -n "$NS" link add link veth1 name veth1.100 type vlan id 100
-	check ip addr add 10.80.1.1/24 dev veth0.100
-	check ip -n "$NS" addr add 10.80.1.2/24 dev veth1.100
-	check ip link set veth0.100 up
-	check ip -n "$NS" link set veth1.100 up
+	ipb "" <<EOF
+link add link veth0 name veth0.100 type vlan id 100
+addr add 10.80.1.1/24 dev veth0.100
+link set veth0.100 up
+EOF
+	ipb "$NS" <<EOF
+link add link veth1 name veth1.100 type vlan id 100
+addr add 10.80.1.2/24 dev veth1.100
+link set veth1.100 up
+EOF
 	rdma_attach rswva rdmap_sw veth0.100
 	check "${NSX[@]}" rdma link add rswvb type rdmap_sw netdev veth1.100
 	poll_until 10 "rswvb port ACTIVE" port_active rswvb
@@ -250,7 +278,7 @@ else
 
 	step "1. rping -V over VLAN 100"
 	mark=$(netdev_bytes veth0.100)
-	rping_once vlan "$NS" 10.80.1.2 7500 4096 200
+	rping_once vlan "$NS" 10.80.1.2 7500 65000 "$SHORT_PINGS"
 	moved veth0.100 "$mark" || fail "veth0.100 carried under 1 MiB during the rping"
 	ok "veth0.100 carried $((($(netdev_bytes veth0.100) - mark) / 1024)) KiB"
 
@@ -279,20 +307,26 @@ if ! has_module bonding; then
 else
 	# max_bonds=0: no bond0 of the module's own.
 	check modprobe bonding max_bonds=0
-	check ip link add bond0 type bond mode active-backup miimon 100
-	check ip -n "$NS" link add bond1 type bond mode active-backup miimon 100
-	for p in 2 4; do
-		check ip link add "veth$p" type veth peer name "veth$((p + 1))" netns "$NS"
-		check ip link set "veth$p" master bond0
-		check ip -n "$NS" link set "veth$((p + 1))" master bond1
-		check ip -n "$NS" link set "veth$((p + 1))" up
-	done
-	check ip link set bond0 type bond primary veth2
-	check ip -n "$NS" link set bond1 type bond primary veth3
-	check ip addr add 10.80.2.1/24 dev bond0
-	check ip -n "$NS" addr add 10.80.2.2/24 dev bond1
-	check ip link set bond0 up
-	check ip -n "$NS" link set bond1 up
+	ipb "" <<EOF
+link add bond0 type bond mode active-backup miimon 100
+link add veth2 type veth peer name veth3 netns $NS
+link add veth4 type veth peer name veth5 netns $NS
+link set veth2 master bond0
+link set veth4 master bond0
+link set bond0 type bond primary veth2
+addr add 10.80.2.1/24 dev bond0
+link set bond0 up
+EOF
+	ipb "$NS" <<EOF
+link add bond1 type bond mode active-backup miimon 100
+link set veth3 master bond1
+link set veth5 master bond1
+link set veth3 up
+link set veth5 up
+link set bond1 type bond primary veth3
+addr add 10.80.2.2/24 dev bond1
+link set bond1 up
+EOF
 	poll_until "$FAILOVER_S" "active slaves veth2 and veth3" actives_are veth2 veth3
 	rdma_attach rswba rdmap_sw bond0
 	check "${NSX[@]}" rdma link add rswbb type rdmap_sw netdev bond1
@@ -303,12 +337,12 @@ else
 	assert_match "$T_OUT" 'netdev bond1( |$)' "rswbb's netdev (seen in $NS)"
 
 	step "2. rping -V over the bonds"
-	rping_once bond "$NS" 10.80.2.2 7510 4096 100
+	rping_once bond "$NS" 10.80.2.2 7510 65000 "$SHORT_PINGS"
 
 	step "2. a long rping (-C $BOND_PINGS) over the bonds"
 	asyncwatch bond.async rswba
-	rping_server fo.srv "$NS" 10.80.2.2 7511 16384 "$BOND_PINGS"
-	rping_client fo.cli "" 10.80.2.2 7511 16384 "$BOND_PINGS"
+	rping_server fo.srv "$NS" 10.80.2.2 7511 65000 "$BOND_PINGS"
+	rping_client fo.cli "" 10.80.2.2 7511 65000 "$BOND_PINGS"
 	still_moving fo.cli veth2 "before the failover"
 
 	step "2. fail over: veth2 (bond0's active slave) down"
@@ -339,30 +373,69 @@ fi
 
 # --- 3. MTU under traffic ------------------------------------------------------
 
-# mtu_both N: veth0 and veth1 get MTU N; the run moves data again, both
-# ports are ACTIVE and report the active MTU N allows.
-mtu_both() {
-	local want=1024
-	[ "$1" -lt 4096 ] || want=4096
-	step "3. MTU $1 on veth0 and veth1 under the 65000-octet rping"
+# set_mtu N: veth0 and veth1 get MTU N.
+set_mtu() {
 	check ip link set veth0 mtu "$1"
 	check ip -n "$NS" link set veth1 mtu "$1"
-	still_moving mtu.cli veth0 "at MTU $1"
+}
+
+# ports_mtu N: rswa and rswb (one ibv_devinfo lists both) are ACTIVE and
+# report the active MTU that a netdev MTU of N allows.
+ports_mtu() {
+	local want=1024 d dev
+	[ "$1" -lt 4096 ] || want=4096
+	check "$B/ibv_devinfo" -i 1
 	for d in rswa rswb; do
-		check "$B/ibv_devinfo" -d "$d" -i 1
-		assert_match "$T_OUT" 'state:[[:space:]]+PORT_ACTIVE ' "$d port state"
-		assert_match "$T_OUT" "active_mtu:[[:space:]]+$want " "$d active MTU"
+		[[ "$T_OUT" == *"hca_id:"*[[:space:]]"$d"$'\n'* ]] ||
+			fail "ibv_devinfo does not list $d"
+		dev=${T_OUT#*hca_id:*[[:space:]]"$d"$'\n'}
+		dev=${dev%%hca_id:*}
+		assert_match "$dev" 'state:[[:space:]]+PORT_ACTIVE ' "$d port state"
+		assert_match "$dev" "active_mtu:[[:space:]]+$want " "$d active MTU"
 	done
 }
 
-step "3. a long rping -S 65000 (-C $MTU_PINGS) over veth0/veth1"
+# phase_rate WHAT: print the verified pings a second of mtu.cli since
+# the last phase_rate (WHAT names that phase; "": only start one).
+PHASE_MS=0 PHASE_PINGS=0
+phase_rate() {
+	local n
+	n=$(pings mtu.cli)
+	t_now
+	[ -z "$1" ] ||
+		note "$1: $(((n - PHASE_PINGS) * 1000 / (T_NOW - PHASE_MS + 1))) verified pings a second ($((n - PHASE_PINGS)) in $((T_NOW - PHASE_MS)) ms)"
+	PHASE_MS=$T_NOW PHASE_PINGS=$n
+}
+
+# mtu_step N: veth0 and veth1 go from MTU $MTU to N under the run; it
+# moves data again, the ports are ACTIVE with the active MTU N allows.
+MTU=9000
+mtu_step() {
+	step "3. MTU $MTU -> $1 on veth0 and veth1 under the 65000-octet rping"
+	phase_rate "at MTU $MTU"
+	set_mtu "$1"
+	MTU=$1
+	still_moving mtu.cli veth0 "at MTU $1"
+	ports_mtu "$1"
+	check ss -Htin "dport = :7520"
+}
+
+step "3. a long rping -S 65000 (-C $MTU_PINGS) set up at MTU 9000 on veth0/veth1"
+set_mtu 9000
+ports_mtu 9000
 asyncwatch mtu.async rswa
 rping_server mtu.srv "$NS" 10.80.0.2 7520 65000 "$MTU_PINGS"
 rping_client mtu.cli "" 10.80.0.2 7520 65000 "$MTU_PINGS"
-still_moving mtu.cli veth0 "at MTU 1500"
-for m in 9000 1280 1500; do
-	mtu_both "$m"
+poll_until 60 "mtu.cli's first verified ping, or its end" progressed mtu.cli 0
+phase_rate ""
+# The premise of the 9000 -> 1280 step: the stream began with this MSS.
+check ss -Htin "dport = :7520"
+assert_match "$T_OUT" 'mss:8948 ' "the connection's TCP MSS at MTU 9000"
+still_moving mtu.cli veth0 "at MTU 9000"
+for m in 1280 9000 1500; do
+	mtu_step "$m"
 done
+phase_rate "at MTU 1500"
 
 step "3. the 65000-octet rping ends with every ping verified"
 rping_verdict mtu.cli mtu.srv "$MTU_PINGS" "$END_S"
@@ -375,11 +448,11 @@ check ip -6 addr add fd00:80::1/64 dev veth0 nodad
 check ip -n "$NS" -6 addr add fd00:80::2/64 dev veth1 nodad
 
 step "4. rping -V over IPv6"
-rping_server v6.srv "$NS" fd00:80::2 7530 4096 100
+rping_server v6.srv "$NS" fd00:80::2 7530 4096 "$SHORT_PINGS"
 check "${NSX[@]}" ss -Hltn "sport = :7530"
 assert_match "$T_OUT" '\[fd00:80::2\]:7530' "the driver's listener (TCP over IPv6)"
-rping_client v6.cli "" fd00:80::2 7530 4096 100
-rping_verdict v6.cli v6.srv 100 "$END_S"
+rping_client v6.cli "" fd00:80::2 7530 4096 "$SHORT_PINGS"
+rping_verdict v6.cli v6.srv "$SHORT_PINGS" "$END_S"
 
 step "4. riostream (rsockets over rdma_cm) over IPv6, data verified"
 bg rio.srv "${NSX[@]}" "$B/riostream" -b fd00:80::2 -p 7531 -T v -S 65536 -C 100
@@ -462,9 +535,9 @@ assert_match "$T_OUT" 'rsx1' "ibv_devices in $X1"
 assert_no_match "$T_OUT" 'rsx2' "ibv_devices in $X1"
 
 step "5. rping -V from $X2 to $X1"
-rping_server x.srv "$X1" 10.80.3.1 7540 4096 100
-rping_client x.cli "$X2" 10.80.3.1 7540 4096 100
-rping_verdict x.cli x.srv 100 "$END_S"
+rping_server x.srv "$X1" 10.80.3.1 7540 4096 "$SHORT_PINGS"
+rping_client x.cli "$X2" 10.80.3.1 7540 4096 "$SHORT_PINGS"
+rping_verdict x.cli x.srv "$SHORT_PINGS" "$END_S"
 
 step "5. delete rsx1, rsx2 and the namespaces; netns mode shared again"
 for n in 1 2; do
