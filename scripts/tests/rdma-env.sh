@@ -400,9 +400,10 @@ re_rsw_cxgb4() {
 # when this returns.  re_nvmet_unexport NQN undoes it.
 RE_NVMET=/sys/kernel/config/nvmet
 re_nvmet_export() {
-	local nqn=$1 addr=$2 port=$3 bdev=$4 s=$RE_NVMET/subsystems/$1 fam=ipv4 logged=$2
-	# nvmet-rdma logs the port as %pISpcs: an IPv6 address in brackets.
-	case "$addr" in *:*) fam=ipv6 logged="[$addr]" ;; esac
+	local nqn=$1 addr=$2 port=$3 bdev=$4 s=$RE_NVMET/subsystems/$1 fam=ipv4 logged=$2:$3
+	# nvmet-rdma logs the port as %pISpcs: an IPv6 address in brackets,
+	# with its scope ID (0 for a global address).
+	case "$addr" in *:*) fam=ipv6 logged="[$addr]:$port%0" ;; esac
 	# A configfs this test mounts is unmounted again (re_nvmet_unexport),
 	# so that the module it loaded can be unloaded.
 	RE_CFS_MOUNTED=0
@@ -419,14 +420,14 @@ re_nvmet_export() {
 	assert_file "$s/namespaces/1/enable" 1
 	# The port's enabling line may be in the log already, from an export
 	# earlier in this boot: wait for one more than there is now.
-	RE_NVMET_SEEN=$(re_nvmet_enables "$logged:$port")
+	RE_NVMET_SEEN=$(re_nvmet_enables "$logged")
 	check mkdir "$RE_NVMET/ports/1"
 	echo rdma >"$RE_NVMET/ports/1/addr_trtype" || fail "addr_trtype"
 	echo "$fam" >"$RE_NVMET/ports/1/addr_adrfam" || fail "addr_adrfam"
 	echo "$addr" >"$RE_NVMET/ports/1/addr_traddr" || fail "addr_traddr"
 	echo "$port" >"$RE_NVMET/ports/1/addr_trsvcid" || fail "addr_trsvcid"
 	check ln -s "$s" "$RE_NVMET/ports/1/subsystems/$nqn"
-	poll_until 10 "nvmet_rdma enabled port 1 ($logged:$port)" re_nvmet_enabled "$logged:$port"
+	poll_until 10 "nvmet_rdma enabled port 1 ($logged)" re_nvmet_enabled "$logged"
 }
 
 # How often nvmet-rdma reported port 1 listening on ADDR:PORT.  (Only grep

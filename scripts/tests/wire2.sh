@@ -181,9 +181,9 @@ bio_live() { if [ "$load" = srp ]; then srp_live; else ctrls_live; fi; }
 # logout's), rejected logins and CM errors (vm-a).
 conn_failures() {
 	if [ "$side$load" = bsrp ]; then
-		dmesg | grep -cE 'scsi host[0-9]+: (ib_srp: )?(reconnect|.*failed|SRP abort|SRP reset|DREQ received|connection closed|.*REJ)' || true
+		dmesg | grep -cE 'scsi host[0-9]+: (ib_srp: )?(reconnect|.*failed|SRP abort|SRP reset|DREQ received|received DREQ|connection closed|.*REJ)' || true
 	elif [ "$side$load" = asrp ]; then
-		dmesg | grep -cE 'ib_srpt.*(failed with status ([0-46-9]|[1-9][0-9])|[Rr]ejected|Received CM REJ|transition.*failed|unrecognized)' || true
+		dmesg | grep -cE 'ib_srpt.*(failed.* with status ([0-46-9]|[1-9][0-9])|[Rr]ejected|Received CM REJ|transition.*failed|unrecognized)' || true
 	elif [ "$side" = b ]; then
 		dmesg | grep -cE 'nvme nvme[0-9]+: (starting error recovery|Reconnecting|failed to connect)' || true
 	else
