@@ -38,7 +38,8 @@
 #    socket not bound to a device, so rdmap_sw's per-address listeners
 #    for the same rdma_cm id get EADDRINUSE and ib_srpt's rdma_listen()
 #    fails (-98), for [::] and 0.0.0.0 alike.
-# Between two hosts (scripts/vm2) neither applies; NVMe-oF interop
+# Between two hosts neither applies (scripts/vm2: wire2.sh --load srp,
+# siw in either role; an siw target over IPv6); NVMe-oF interop
 # (nvmeof.sh) listens on one address and is not affected.
 #
 # The target and the initiator: scripts/tests/srp-env.sh.
