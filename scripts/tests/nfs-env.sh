@@ -3,9 +3,9 @@
 # NFSv4 over RDMA, the server (kernel nfsd with svcrdma, rpc.mountd for its
 # export upcalls, no rpcbind) and the client (xprtrdma) halves, shared by
 # nfs-rdma.sh (both in one guest) and wire2.sh (one in each).  Source it
-# after lib.sh and rdma-env.sh.  The test sets IP (the server's address),
-# PORT (its RDMA port), size_mib, crc, and for the server CIDR (who may
-# mount); these keep their state in NFSD, WORK, EXPORT, MNT, SRC,
+# after lib.sh and rdma-env.sh.  The test sets IP (the server's address,
+# IPv4 or IPv6), PORT (its RDMA port), size_mib, crc, and for the server
+# CIDR (who may mount); these keep their state in NFSD, WORK, EXPORT, MNT, SRC,
 # mountd_pid, vers, mpa, mpa_crc, write_mbps and read_mbps.
 NFSD=/proc/fs/nfsd
 WORK=/run/nfs-rdma-test
@@ -68,8 +68,11 @@ nfs_server_start() {
 	echo 10 >"$NFSD/nfsv4gracetime" || fail "nfsv4gracetime"
 	echo "-3 +4 +4.1 +4.2" >"$NFSD/versions" || fail "versions"
 	check cat "$NFSD/versions"
-	: >/etc/exports
-	check exportfs -o rw,fsid=0,no_root_squash,insecure,no_subtree_check,sync "$CIDR:$EXPORT"
+	# Through /etc/exports: exportfs's CLIENT:PATH argument cannot hold an
+	# IPv6 CIDR.
+	echo "$EXPORT $CIDR(rw,fsid=0,no_root_squash,insecure,no_subtree_check,sync)" >/etc/exports ||
+		fail "/etc/exports"
+	check exportfs -r
 	check exportfs -v
 	assert_match "$T_OUT" "$EXPORT" "exportfs lists the export"
 	# mountd answers nfsd's export/fh cache upcalls; NFSv3 mount protocol off.
@@ -100,16 +103,20 @@ nfs_vers_pick() {
 }
 
 # nfs_mount: mount IP:/ over RDMA at MNT with vers (the sniffer on
-# ${NFS_IFACE:-lo} checks the MPA CRC); sets mpa and mpa_crc.
+# ${NFS_IFACE:-lo} checks the MPA CRC); sets mpa and mpa_crc.  An IPv6 IP
+# mounts [IP]:/ with proto=rdma6.
 nfs_mount() {
-	step "mount -t nfs -o rdma,port=$PORT,vers=$vers $IP:/"
+	local proto=rdma server=$IP
+	case "$IP" in *:*) proto=rdma6 server="[$IP]" ;; esac
+	step "mount -t nfs -o proto=$proto,port=$PORT,vers=$vers $server:/"
 	check mkdir -p "$MNT"
 	re_mpa_watch_start "$PORT" "${NFS_IFACE:-lo}"
-	check timeout 60 mount -t nfs -o "rdma,port=$PORT,vers=$vers" "$IP:/" "$MNT"
+	check timeout 60 mount -t nfs -o "proto=$proto,port=$PORT,vers=$vers" "$server:/" "$MNT"
 	# What the client negotiated, not what was asked: a mount that fell back to
 	# an older version fails here.
 	check grep " $MNT " /proc/mounts
-	assert_match "$T_OUT" "[ ,]proto=rdma(,| )" "mounted over RDMA"
+	assert_match "$T_OUT" "[ ,]proto=$proto(,| )" "mounted over RDMA ($proto)"
+	assert_match "$T_OUT" "[ ,]addr=${IP//./\\.}(,| )" "server address"
 	assert_match "$T_OUT" "[ ,]vers=${vers//./\\.}(,| )" "negotiated NFS version"
 	check re_mpa_watch_stop
 	mpa=$T_OUT

@@ -220,13 +220,14 @@ re_mbps() {
 # connection whatever TCP retransmits or netem duplicates, and their
 # CRC bit (IPv4, or IPv6 without extension headers); re_mpa_watch_stop
 # prints "req=N req_crc=N rep=N rep_crc=N req_rd=N rep_rd=N req_v1=N
-# rep_v1=N req_m=N rep_m=N".  The CRC in use on a connection is the reply's C bit (RFC 5044
-# 7.1).  req_rd counts Requests whose RFC 6581 words offer peer-to-peer
+# rep_v1=N req_m=N rep_m=N req_v6=N rep_v6=N".  The CRC in use on a
+# connection is the reply's C bit (RFC 5044 7.1).  req_rd counts Requests whose RFC 6581 words offer peer-to-peer
 # with a zero-length Read as the only RTR and ORD >= 1 (what iw_cxgb4
 # sends by default), rep_rd Replies that pick the Read RTR with IRD >= 1;
 # req_v1 and rep_v1 count frames of MPA revision 1; req_m and rep_m frames
 # with the M bit (Markers are per direction: a frame's M asks for them in
-# what its sender receives, RFC 5044 7.1.1).
+# what its sender receives, RFC 5044 7.1.1); req_v6 and rep_v6 frames
+# carried over IPv6.
 RE_MPA_PID=
 RE_MPA_OUT=
 
@@ -238,7 +239,7 @@ import signal, socket, struct, sys
 port, out, iface = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 seen = set()
 n = {"req": 0, "req_crc": 0, "rep": 0, "rep_crc": 0, "req_rd": 0, "rep_rd": 0,
-     "req_v1": 0, "rep_v1": 0, "req_m": 0, "rep_m": 0}
+     "req_v1": 0, "rep_v1": 0, "req_m": 0, "rep_m": 0, "req_v6": 0, "rep_v6": 0}
 def rtr_read(name, f):
     # RFC 6581: IRD word A|B|IRD, ORD word C|D|ORD; D is the Read RTR.
     if len(f) < 24 or not f[16] & 0x10:
@@ -290,6 +291,8 @@ while True:
                 n[name + "_rd"] += 1
             if data[i + 17] == 1:
                 n[name + "_v1"] += 1
+            if ether == 0x86DD:
+                n[name + "_v6"] += 1
 ' "$1" "$RE_MPA_OUT" "$iface" &
 	RE_MPA_PID=$!
 	# A hang guard, not a speed check: python's start on the debug
@@ -392,12 +395,15 @@ re_rsw_cxgb4() {
 
 # NVMe-oF target through nvmet's configfs.  re_nvmet_export NQN TRADDR
 # PORT BDEV: subsystem NQN (any host may connect) with BDEV as namespace 1,
-# on nvmet port 1 (rdma, IPv4 TRADDR:PORT; 0.0.0.0 listens on every RDMA
-# device); the port is enabled when this returns.  re_nvmet_unexport NQN
-# undoes it.
+# on nvmet port 1 (rdma, TRADDR:PORT, IPv4 or, for an address with a
+# colon, IPv6; 0.0.0.0 listens on every RDMA device); the port is enabled
+# when this returns.  re_nvmet_unexport NQN undoes it.
 RE_NVMET=/sys/kernel/config/nvmet
 re_nvmet_export() {
-	local nqn=$1 addr=$2 port=$3 bdev=$4 s=$RE_NVMET/subsystems/$1
+	local nqn=$1 addr=$2 port=$3 bdev=$4 s=$RE_NVMET/subsystems/$1 fam=ipv4 logged=$2:$3
+	# nvmet-rdma logs the port as %pISpcs: an IPv6 address in brackets,
+	# with its scope ID (0 for a global address).
+	case "$addr" in *:*) fam=ipv6 logged="[$addr]:$port%0" ;; esac
 	# A configfs this test mounts is unmounted again (re_nvmet_unexport),
 	# so that the module it loaded can be unloaded.
 	RE_CFS_MOUNTED=0
@@ -414,14 +420,14 @@ re_nvmet_export() {
 	assert_file "$s/namespaces/1/enable" 1
 	# The port's enabling line may be in the log already, from an export
 	# earlier in this boot: wait for one more than there is now.
-	RE_NVMET_SEEN=$(re_nvmet_enables "$addr:$port")
+	RE_NVMET_SEEN=$(re_nvmet_enables "$logged")
 	check mkdir "$RE_NVMET/ports/1"
 	echo rdma >"$RE_NVMET/ports/1/addr_trtype" || fail "addr_trtype"
-	echo ipv4 >"$RE_NVMET/ports/1/addr_adrfam" || fail "addr_adrfam"
+	echo "$fam" >"$RE_NVMET/ports/1/addr_adrfam" || fail "addr_adrfam"
 	echo "$addr" >"$RE_NVMET/ports/1/addr_traddr" || fail "addr_traddr"
 	echo "$port" >"$RE_NVMET/ports/1/addr_trsvcid" || fail "addr_trsvcid"
 	check ln -s "$s" "$RE_NVMET/ports/1/subsystems/$nqn"
-	poll_until 10 "nvmet_rdma enabled port 1 ($addr:$port)" re_nvmet_enabled "$addr:$port"
+	poll_until 10 "nvmet_rdma enabled port 1 ($logged)" re_nvmet_enabled "$logged"
 }
 
 # How often nvmet-rdma reported port 1 listening on ADDR:PORT.  (Only grep

@@ -38,17 +38,11 @@
 #    socket not bound to a device, so rdmap_sw's per-address listeners
 #    for the same rdma_cm id get EADDRINUSE and ib_srpt's rdma_listen()
 #    fails (-98), for [::] and 0.0.0.0 alike.
-# Between two hosts (scripts/vm2) neither applies; NVMe-oF interop
+# Between two hosts neither applies (scripts/vm2: wire2.sh --load srp,
+# siw in either role; an siw target over IPv6); NVMe-oF interop
 # (nvmeof.sh) listens on one address and is not affected.
 #
-# Target, written straight into configfs (no targetcli in the guest):
-# /sys/kernel/config/target/srpt/discovery_auth/rdma_cm_port (in 6.12 a
-# configfs attribute, not a module parameter), a target port named after
-# the target device's GID as ib_srpt formats it, tpgt_1 with the ramdisk
-# as LUN 0, and an ACL for the initiator port ID ib_srp logs in with
-# (initiator_ext, then the interface ID of the host device's GID).
-# ib_srpt is loaded with a fixed srpt_service_guid, the id_ext and
-# ioc_guid the initiator names.
+# The target and the initiator: scripts/tests/srp-env.sh.
 #
 # Asserts the login (a LIO-ORG disk on an ib_srp SCSI host, its SRP
 # remote port running), no fio error and non-zero reads and writes, that
@@ -66,6 +60,8 @@
 . "$(dirname "$0")/rdma-env.sh"
 # shellcheck source=scripts/tests/blk-io.sh
 . "$(dirname "$0")/blk-io.sh"
+# shellcheck source=scripts/tests/srp-env.sh
+. "$(dirname "$0")/srp-env.sh"
 
 target=rsw host=rsw seconds=30 family=6
 while [ $# -gt 0 ]; do
@@ -97,156 +93,35 @@ else
 	TGT_IP=10.78.0.1 HOST_IP=10.78.0.2 PFX=24
 fi
 PORT=5555
-# id_ext and ioc_guid of the target port (ib_srpt srpt_service_guid).
-GUID=0002c90300a0b0c0
-# The initiator's port ID extension (ib_srp initiator_ext).
-IEXT=0000000000005250
-CFS=/sys/kernel/config
-LIO=$CFS/target
-RD=$LIO/core/rd_mcp_0/srpdisk
-# 128 MiB of 4 KiB pages.
-RD_PAGES=32768
-BIO_FIO_SIZE=128M
-
-# gid_hex DEV: port 1's GID 0 of RDMA device DEV, 32 hex digits.
-gid_hex() {
-	local g
-	g=$(<"$RE_IB/$1/ports/1/gids/0") || return
-	echo "${g//:/}"
-}
-
-# srp_bdev: the disk of the logged-in target (LIO's, on an ib_srp host).
-srp_bdev() {
-	local b host vendor proc
-	for b in /sys/block/sd*; do
-		# read: the INQUIRY vendor is padded with blanks.
-		read -r vendor 2>/dev/null <"$b/device/vendor" || continue
-		[ "$vendor" = LIO-ORG ] || continue
-		host=$(readlink -f "$b/device")
-		host=${host%%/target*}
-		read -r proc <"$host/scsi_host/${host##*/}/proc_name" || continue
-		[ "$proc" = ib_srp ] || continue
-		[ -b "/dev/${b##*/}" ] || continue
-		echo "/dev/${b##*/}"
-		return 0
-	done
-	return 1
-}
-
-# srp_ports: the SRP remote ports (scsi_transport_srp), one per line.
-srp_ports() { ls /sys/class/srp_remote_ports 2>/dev/null || true; }
-
-# bio_live: every SRP remote port exists and is running (no reconnect).
-bio_live() {
-	local p n=0
-	for p in /sys/class/srp_remote_ports/*/state; do
-		[ -r "$p" ] && [ "$(<"$p")" = running ] || return 1
-		n=$((n + 1))
-	done
-	[ "$n" -ge 1 ]
-}
-
-# lio_export TDEV IPORT: ramdisk, ib_srpt's rdma_cm listener, target port
-# (TDEV's GID) with LUN 0 and an ACL for initiator port IPORT, enabled.
-lio_export() {
-	local tdev=$1 iport=$2 tpg
-	if ! mountpoint -q "$CFS"; then
-		check mount -t configfs none "$CFS"
-		CFS_MOUNTED=1
-	fi
-	[ -d "$LIO" ] || fail "no $LIO (configfs or target_core_mod missing)"
-	check mkdir -p "$RD"
-	echo "rd_pages=$RD_PAGES" >"$RD/control" || fail "rd_mcp control"
-	echo 1 >"$RD/enable" || fail "rd_mcp enable"
-	check mkdir "$LIO/srpt"
-	echo "$PORT" >"$LIO/srpt/discovery_auth/rdma_cm_port" || fail "rdma_cm_port"
-	assert_file "$LIO/srpt/discovery_auth/rdma_cm_port" "$PORT"
-	TPORT=$LIO/srpt/0x$(gid_hex "$tdev")
-	tpg=$TPORT/tpgt_1
-	check mkdir "$TPORT"
-	check mkdir "$tpg"
-	check mkdir "$tpg/lun/lun_0"
-	check ln -s "$RD" "$tpg/lun/lun_0/srpdisk"
-	check mkdir "$tpg/acls/$iport"
-	check mkdir "$tpg/acls/$iport/lun_0"
-	check ln -s "$tpg/lun/lun_0" "$tpg/acls/$iport/lun_0/lun_0"
-	echo 1 >"$tpg/enable" || fail "tpgt_1 enable"
-	assert_file "$tpg/enable" 1
-}
-
-# lio_unexport IPORT: everything lio_export made, in reverse.
-lio_unexport() {
-	local iport=$1 tpg=$TPORT/tpgt_1
-	echo 0 >"$tpg/enable" || fail "tpgt_1 disable"
-	check rm "$tpg/acls/$iport/lun_0/lun_0"
-	check rmdir "$tpg/acls/$iport/lun_0" "$tpg/acls/$iport"
-	check rm "$tpg/lun/lun_0/srpdisk"
-	check rmdir "$tpg/lun/lun_0" "$tpg" "$TPORT"
-	echo 0 >"$LIO/srpt/discovery_auth/rdma_cm_port" || fail "rdma_cm_port 0"
-	check rmdir "$LIO/srpt"
-	check rmdir "$RD" "${RD%/*}"
-	[ "${CFS_MOUNTED:-0}" = 0 ] || check umount "$CFS"
-}
-
-# in_brackets IP: IP as ib_srp's dest= and src= take it.
-in_brackets() {
-	if [ "$family" = 6 ]; then echo "[$1]"; else echo "$1"; fi
-}
-
-# The listener ib_srpt put on each device (restrack: LISTEN, [ib_srpt]).
-srpt_listening() {
-	local out
-	out=$(rdma res show cm_id) || return
-	grep -Eq "^link $1/- .*state LISTEN .*comm \[ib_srpt\] src-addr (::|0\.0\.0\.0):$PORT " <<<"$out"
-}
+BIO_FIO_SIZE=$SRP_FIO_SIZE
+bio_live() { srp_live; }
 
 t_banner
 note "target=$target host=$host seconds=$seconds family=IPv$family"
 
 step "RDMA core, LIO, ib_srpt, ib_srp and sd modules"
 re_begin
-check modprobe target_core_mod
-check modprobe ib_srpt srpt_service_guid=0x$GUID
-check modprobe ib_srp
-check modprobe sd_mod
+srp_target_modules
+srp_host_modules
 
 step "providers: target $target on dummy0 $TGT_IP, host $host"
 re_pair_up "" "$TGT_IP/$PFX" "$HOST_IP/$PFX"
 tdev=$(re_dev "$target")
 hdev=$(re_dev "$host")
-hgid=$(gid_hex "$hdev")
-iport=0x$IEXT${hgid:16:16}
+iport=$(srp_iport "$hdev")
 note "target GID 0x$(gid_hex "$tdev"), initiator port ID $iport"
 
 step "LIO target: ramdisk LUN, ib_srpt on rdma_cm port $PORT, ACL $iport"
 lio_export "$tdev" "$iport"
-poll_until 10 "ib_srpt listening on $tdev" srpt_listening "$tdev"
-ok "ib_srpt listens on $tdev port $PORT"
 
-dest=$(in_brackets "$TGT_IP"):$PORT
-step "login: ib_srp add_target on srp-$hdev-1, dest=$dest"
 re_mpa_watch_start "$PORT"
-opts="id_ext=$GUID,ioc_guid=$GUID,dest=$dest,src=$(in_brackets "$host_ip"),initiator_ext=$IEXT"
-printf '    $ echo %s > %s\n' "$opts" "/sys/class/infiniband_srp/srp-$hdev-1/add_target"
-echo "$opts" >"/sys/class/infiniband_srp/srp-$hdev-1/add_target" ||
-	fail "add_target refused the login"
-poll_until 60 "LIO disk on an ib_srp host" srp_bdev
-bdev=$(srp_bdev)
-note "block device $bdev ($(($(<"/sys/block/${bdev#/dev/}/size") / 2048)) MiB)"
-poll_until 10 "SRP remote port running" bio_live
-ports=$(srp_ports)
-assert_eq "$(wc -w <<<"$ports")" 1 "SRP remote ports"
+srp_login "$hdev" "$TGT_IP" "$host_ip"
 re_mpa_collect ""
 
 # ib_srp opens one channel (RDMA connection) per hardware queue: at least one.
 bio_run srp ib_srpt ib_srp 1 "srp target=$target host=$host ipv$family"
 
-step "logout: delete the SRP remote port"
-check bash -c "echo 1 > /sys/class/srp_remote_ports/$ports/delete"
-poll_until 30 "$bdev gone" gone "$bdev"
-poll_until 30 "remote port $ports gone" gone "/sys/class/srp_remote_ports/$ports"
-srp_bdev >/dev/null && fail "an SRP disk is left after the logout"
-ok "disk and remote port gone"
+srp_logout
 
 step "tear down the target"
 lio_unexport "$iport"

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # iWARP between two guests on one virtual Ethernet wire (scripts/vm2): a
-# provider in each, the kernel's NVMe-oF target and host (fio verifying
-# every block it reads) or rping -V between them, optionally over a lossy
-# wire (tc netem on both guests' eth0).  Both guests run this script with
+# provider in each, the kernel's NVMe-oF or SRP target and host (fio
+# verifying every block it reads), NFS over RDMA, perftest or rping -V
+# between them, over IPv4 or IPv6, optionally over a lossy wire (tc netem
+# on both guests' eth0).  Both guests run this script with
 # the same options:
 #
 #   scripts/siw 6.12 && scripts/build 6.12 && scripts/rdma-core
@@ -11,16 +12,38 @@
 #       scripts/tests/wire2.sh OPTS -- scripts/tests/wire2.sh OPTS
 #
 #   vm-a eth0 10.77.0.1 --a provider: nvmet-rdma target (port 4420, a
-#        memory-backed null_blk namespace), or the rping server
-#   vm-b eth0 10.77.0.2 --b provider: nvme-rdma host, or the rping client
-#        (vm-b initiates every connection)
+#        (fd00:77::1)       memory-backed null_blk namespace), ib_srpt
+#                           (rdma_cm port 5555, a 128 MiB LIO ramdisk),
+#                           knfsd (20049) or the rping/perftest server
+#   vm-b eth0 10.77.0.2 --b provider: nvme-rdma host, ib_srp, the NFS
+#        (fd00:77::2)       client or the rping/perftest client (vm-b
+#                           initiates every connection)
 #
 # Options:
 #   --a siw|rsw --b siw|rsw   the providers (default: rsw on both)
-#   --load nvmeof|nfs|rping|perftest|partition
-#                             fio randrw with crc32c verify at 4k and 128k
-#                             for --seconds each, or rping -V -C 200 of
-#                             16 KiB (default nvmeof); nfs: knfsd on
+#   --family 4|6              the address family of every connection
+#                             (default 4); 6: both eth0 also get
+#                             fd00:77::1/64 and ::2 (nodad), and the
+#                             target, server and client use those; every
+#                             MPA Request and Reply on the wire must then
+#                             be IPv6 (and IPv4 with 4), and the host's
+#                             cm_ids (nvmeof, srp) show the addresses.
+#                             perftest with 6 is a SKIP: Debian's
+#                             perftest 4.5 resolves rdma_cm peers as IPv4
+#                             only
+#   --load nvmeof|srp|nfs|rping|perftest|partition
+#                             nvmeof, srp: fio randrw with crc32c verify
+#                             at 4k and 128k for --seconds each (default
+#                             nvmeof); srp: ib_srpt (LIO, configfs) on
+#                             vm-a, ib_srp add_target on vm-b, logout by
+#                             deleting the remote port (scripts/tests/
+#                             srp-env.sh); with --a siw it needs
+#                             --family 6, a SKIP otherwise: ib_srpt
+#                             listens on [::] and siw's dual-stack
+#                             listener reports an IPv4 login with a
+#                             v4-mapped address rdma_cm cannot resolve
+#                             to a device (scripts/tests/srp.sh); rping:
+#                             rping -V -C 200 of 16 KiB; nfs: knfsd on
 #                             vm-a exports a tmpfs, vm-b mounts it over
 #                             RDMA (the newest NFSv4), writes 32 MiB,
 #                             reads it back, sha256 on both; perftest:
@@ -38,15 +61,18 @@
 #   --markers on|off          rdmap_sw's mpa_markers (on: both rsw)
 #   --netem SPEC              tc qdisc netem SPEC on both eth0 (egress)
 #   --seconds N               fio's run per block size (default 10)
-# Asserts, on vm-b, what nvmeof.sh asserts (fio: no error, data both ways;
+# Asserts, on vm-b, what nvmeof.sh and srp.sh assert (fio: no error, data both ways;
 # MPA as asked on the wire: C and M bits, revision; every host QP in RTS on
 # its device) or every ping verified; that no connection failed on the way
 # (a Terminate, a reset, a dead peer): no NVMe error recovery on vm-b, no
-# fatal or access QP event at nvmet on vm-a, rping ends cleanly on both;
+# fatal or access QP event at nvmet on vm-a; no ib_srp reconnect, failed
+# completion or CM error on vm-b, no failed completion (other than the
+# flush at logout), rejected login or CM error at ib_srpt on vm-a; rping
+# ends cleanly on both;
 # the modules unload and the kernel log is clean on both.  Under netem the
 # assertions are about data and completion within the absolute time limits,
 # never about speed.  One line on vm-b:
-#   wire2 a=rsw b=siw load=nvmeof crc=on mtu=9000 rev=2 markers=off netem="…" bs=4k read=… MB/s write=… MB/s errors=0 mpa_crc=2/2
+#   wire2 a=rsw b=siw load=nvmeof family=4 crc=on mtu=9000 rev=2 markers=off netem="…" bs=4k read=… MB/s write=… MB/s errors=0 mpa_crc=2/2
 # shellcheck source=scripts/tests/lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=scripts/tests/rdma-env.sh
@@ -55,10 +81,12 @@
 . "$(dirname "$0")/blk-io.sh"
 # shellcheck source=scripts/tests/nfs-env.sh
 . "$(dirname "$0")/nfs-env.sh"
+# shellcheck source=scripts/tests/srp-env.sh
+. "$(dirname "$0")/srp-env.sh"
 
-A=rsw B=rsw load=nvmeof crc='' mtu=1500 rev='' markers='' netem='' seconds=10
+A=rsw B=rsw load=nvmeof family=4 crc='' mtu=1500 rev='' markers='' netem='' seconds=10
 usage() {
-	echo "usage: $0 [--a siw|rsw] [--b siw|rsw] [--load nvmeof|rping] [--crc on|off] [--mtu N] [--rev 1|2] [--markers on|off] [--netem SPEC] [--seconds N]" >&2
+	echo "usage: $0 [--a siw|rsw] [--b siw|rsw] [--load nvmeof|srp|nfs|rping|perftest|partition] [--family 4|6] [--crc on|off] [--mtu N] [--rev 1|2] [--markers on|off] [--netem SPEC] [--seconds N]" >&2
 	exit 2
 }
 while [ $# -gt 0 ]; do
@@ -67,6 +95,7 @@ while [ $# -gt 0 ]; do
 	--a) A=$2 ;;
 	--b) B=$2 ;;
 	--load) load=$2 ;;
+	--family) family=$2 ;;
 	--crc) crc=$2 ;;
 	--mtu) mtu=$2 ;;
 	--rev) rev=$2 ;;
@@ -79,8 +108,9 @@ while [ $# -gt 0 ]; do
 done
 re_check_provider_name "$A"
 re_check_provider_name "$B"
-case "$load" in nvmeof|nfs|rping|perftest) ;; partition) [ "$A$B" = rswrsw ] || fail "--load partition needs rsw on both" ;;
-*) fail "--load takes nvmeof, nfs, rping, perftest or partition" ;; esac
+case "$load" in nvmeof|srp|nfs|rping|perftest) ;; partition) [ "$A$B" = rswrsw ] || fail "--load partition needs rsw on both" ;;
+*) fail "--load takes nvmeof, srp, nfs, rping, perftest or partition" ;; esac
+case "$family" in 4|6) ;; *) fail "--family takes 4 or 6" ;; esac
 case "$crc" in ''|on|off) ;; *) fail "--crc takes on or off" ;; esac
 case "$mtu" in ''|*[!0-9]*) fail "--mtu takes a number" ;; esac
 case "$rev" in ''|2) ;; 1) [ "$B" = rsw ] || fail "--rev 1 needs --b rsw" ;;
@@ -89,19 +119,36 @@ case "$markers" in ''|off) ;; on) [ "$A$B" = rswrsw ] || fail "--markers on need
 *) fail "--markers takes on or off" ;; esac
 case "$seconds" in ''|*[!0-9]*|0) fail "--seconds takes a positive number" ;; esac
 : "${RSW_VM:?run me through scripts/vm2}" "${RSW_PEER_IP:?}" "${RSW_IP:?}"
+# Both guests decide alike, before any barrier.
+if [ "$load$family" = perftest6 ]; then
+	skip "wire2 --load perftest --family 6: Debian's perftest 4.5 resolves rdma_cm peers as IPv4 only"
+	exit 0
+fi
+if [ "$load$family$A" = srp4siw ]; then
+	skip "wire2 --load srp --family 4 --a siw: upstream siw cannot take an IPv4 login on ib_srpt's [::] listener (v4-mapped address, see scripts/tests/srp.sh)"
+	exit 0
+fi
 
 side=${RSW_VM#vm-}
 case "$side" in a) me=$A ;; b) me=$B ;; *) fail "RSW_VM=$RSW_VM: want vm-a or vm-b" ;; esac
 # The roles blk-io.sh and re_* know: vm-a the target, vm-b the host.
 target=$A host=$B
-TGT_IP=10.77.0.1 host_ip=10.77.0.2 PORT=4420
 case "$side$RSW_IP" in a10.77.0.1|b10.77.0.2) ;;
 *) fail "$RSW_VM has $RSW_IP: scripts/vm2's addresses changed" ;; esac
+# The connections' addresses (IPv6: added to eth0 below).
+if [ "$family" = 6 ]; then
+	TGT_IP=fd00:77::1 host_ip=fd00:77::2
+	MY_IP6=fd00:77::$([ "$side" = a ] && echo 1 || echo 2) PEER_IP6=fd00:77::$([ "$side" = a ] && echo 2 || echo 1)
+else
+	TGT_IP=10.77.0.1 host_ip=10.77.0.2
+fi
+# The block loads' target port (res_assert_host).
+case "$load" in srp) PORT=5555 BIO_FIO_SIZE=$SRP_FIO_SIZE ;; *) PORT=4420 ;; esac
 NQN=nqn.2026-11.org.rdmap-sw:wire2
 DEV=$(re_dev "$me")
 # Barrier limits: the other guest boots, loads and connects under TCG.
 BAR_S=300
-CONFIG="a=$A b=$B load=$load crc=${crc:-default} mtu=$mtu rev=${rev:-default} markers=${markers:-default} netem=\"${netem:-none}\""
+CONFIG="a=$A b=$B load=$load family=$family crc=${crc:-default} mtu=$mtu rev=${rev:-default} markers=${markers:-default} netem=\"${netem:-none}\""
 
 # The NVMe-oF block device of $NQN (vm-b).
 nvme_bdev() {
@@ -123,14 +170,21 @@ ctrls_live() {
 	done
 	[ "$n" -ge 1 ]
 }
-bio_live() { ctrls_live; }
+bio_live() { if [ "$load" = srp ]; then srp_live; else ctrls_live; fi; }
 
 # Connections that failed so far, as the ULP saw them: nvme-rdma's error
 # recoveries (vm-b), nvmet-rdma's fatal and access QP events (vm-a).  A
 # Terminate from either end, a reset or a dead peer shows here.  (grep -c
 # on dmesg's output: see re_nvmet_enables.)
+# For srp, ib_srp's reconnects, failed completions and CM errors (vm-b);
+# ib_srpt's failed completions other than flushes (status 5: the
+# logout's), rejected logins and CM errors (vm-a).
 conn_failures() {
-	if [ "$side" = b ]; then
+	if [ "$side$load" = bsrp ]; then
+		dmesg | grep -cE 'scsi host[0-9]+: (ib_srp: )?(reconnect|.*failed|SRP abort|SRP reset|DREQ received|received DREQ|connection closed|.*REJ)' || true
+	elif [ "$side$load" = asrp ]; then
+		dmesg | grep -cE 'ib_srpt.*(failed.* with status ([0-46-9]|[1-9][0-9])|[Rr]ejected|Received CM REJ|transition.*failed|unrecognized)' || true
+	elif [ "$side" = b ]; then
 		dmesg | grep -cE 'nvme nvme[0-9]+: (starting error recovery|Reconnecting|failed to connect)' || true
 	else
 		dmesg | grep -cE 'nvmet_rdma: received IB QP event: QP (fatal|access) error' || true
@@ -151,6 +205,8 @@ if [ "$load" = nvmeof ]; then
 	else
 		check modprobe nvme-rdma
 	fi
+elif [ "$load" = srp ]; then
+	if [ "$side" = a ]; then srp_target_modules; else srp_host_modules; fi
 fi
 
 step "the wire: $RSW_NETDEV MTU $mtu${netem:+, netem $netem}"
@@ -162,8 +218,16 @@ if [ -n "$netem" ]; then
 	check tc qdisc show dev "$RSW_NETDEV"
 	assert_match "$T_OUT" "netem" "netem on $RSW_NETDEV"
 fi
+if [ "$family" = 6 ]; then
+	# nodad: a tentative address is neither bound to nor listened on.
+	check ip -6 addr add "$MY_IP6/64" dev "$RSW_NETDEV" nodad
+	check ip -6 addr show dev "$RSW_NETDEV" scope global
+	assert_match "$T_OUT" "inet6 $MY_IP6/64 " "$MY_IP6 on $RSW_NETDEV"
+fi
 barrier wire-up "$BAR_S"
 T_CMD_TIMEOUT=30 check ping -c 3 -i 0.5 -W 5 -s $((mtu - 28)) -M "do" "$RSW_PEER_IP"
+[ "$family" = 4 ] ||
+	T_CMD_TIMEOUT=30 check ping -6 -c 3 -i 0.5 -W 5 -s $((mtu - 48)) -M "do" "$PEER_IP6"
 
 step "provider $me on $RSW_NETDEV"
 re_load "$me" "$crc" "$markers"
@@ -195,6 +259,7 @@ run_b_nvmeof() {
 	bdev=$(nvme_bdev)
 	re_mpa_collect "$crc"
 	wire2_mpa_rev
+	wire2_family_of "$mpa_counts"
 	BIO_TARGET_REMOTE=1
 	bio_run wire2 nvmet_rdma nvme_rdma 2 "wire2 $CONFIG"
 	step "nvme disconnect"
@@ -228,6 +293,7 @@ run_b_rping() {
 	assert_eq "$n" 200 "distinct verified pings"
 	re_mpa_collect "$crc"
 	wire2_mpa_rev
+	wire2_family_of "$mpa_counts"
 	echo "wire2 $CONFIG pings=$n mpa_crc=$mpa_crc"
 	barrier "done" "$BAR_S"
 }
@@ -288,6 +354,7 @@ run_b_partition() {
 size_mib=32
 run_a_nfs() {
 	IP=$TGT_IP CIDR=10.77.0.0/24 PORT=20049
+	[ "$family" = 4 ] || CIDR=fd00:77::/64
 	nfs_server_start
 	barrier exported "$BAR_S"
 	barrier "done" $((seconds * 6 + 900))
@@ -308,6 +375,7 @@ run_b_nfs() {
 	nfs_mount
 	re_mpa_assert_markers "$mpa" "$markers"
 	wire2_mpa_rev_of "$mpa"
+	wire2_family_of "$mpa"
 	nfs_write_read
 	nfs_umount
 	rm -f "$SRC"
@@ -360,6 +428,55 @@ run_b_perftest() {
 	barrier "done" "$BAR_S"
 }
 
+# SRP: vm-b tells vm-a its initiator port ID (the ACL's name, from vm-b's
+# device GID) through RSW_SHARE; vm-a exports, vm-b logs in, runs the
+# verified I/O and logs out.
+run_a_srp() {
+	local iport
+	barrier iport "$BAR_S"
+	iport=$(<"$RSW_SHARE/srp.iport")
+	step "LIO target: ramdisk LUN, ib_srpt on rdma_cm port $PORT, ACL $iport"
+	lio_export "$DEV" "$iport"
+	barrier exported "$BAR_S"
+	step "serve until the host is done"
+	barrier "done" $((seconds * 6 + 900))
+	step "tear down the target"
+	lio_unexport "$iport"
+}
+
+run_b_srp() {
+	srp_iport "$DEV" >"$RSW_SHARE/srp.iport" || fail "no GID on $DEV"
+	note "initiator port ID $(<"$RSW_SHARE/srp.iport")"
+	barrier iport "$BAR_S"
+	barrier exported "$BAR_S"
+	re_mpa_watch_start "$PORT" "$RSW_NETDEV"
+	srp_login "$DEV" "$TGT_IP" "$host_ip"
+	re_mpa_collect "$crc"
+	wire2_mpa_rev
+	wire2_family_of "$mpa_counts"
+	BIO_TARGET_REMOTE=1
+	# ib_srp opens one channel per hardware queue: at least one.
+	bio_run wire2 ib_srpt ib_srp 1 "wire2 $CONFIG"
+	srp_logout
+	barrier "done" "$BAR_S"
+}
+
+# wire2_family_of COUNTS: every MPA Request and Reply the sniffer saw
+# (re_mpa_watch_stop's line) went over IPv6 with --family 6, none with 4.
+wire2_family_of() {
+	local req rep req6 rep6
+	req=$(re_mpa_count "$1" req)
+	rep=$(re_mpa_count "$1" rep)
+	req6=$(re_mpa_count "$1" req_v6)
+	rep6=$(re_mpa_count "$1" rep_v6)
+	[ "${req:-0}" -gt 0 ] || fail "no MPA Request seen ($1)"
+	if [ "$family" = 6 ]; then
+		assert_eq "$req6/$rep6" "$req/$rep" "MPA Requests/Replies over IPv6"
+	else
+		assert_eq "$req6/$rep6" "0/0" "MPA Requests/Replies over IPv6 (of $req/$rep)"
+	fi
+}
+
 # The MPA revision of every Request on the wire, for --rev.
 wire2_mpa_rev() { wire2_mpa_rev_of "$mpa_counts"; }
 wire2_mpa_rev_of() {
@@ -384,6 +501,6 @@ re_detach "$me"
 re_unload_all
 step "the kernel log is clean"
 dmesg_clean
-[ "$side$load" != bnvmeof ] || bio_summaries
+case "$side$load" in bnvmeof|bsrp) bio_summaries ;; esac
 barrier finished "$BAR_S"
 echo "PASS: $T_NAME $CONFIG on $RSW_VM ($RSW_KERNEL, $(uname -r))"
