@@ -727,7 +727,7 @@ static enum rsw_srq_take rsw_srq_take(struct rsw_srq *srq,
 		smp_store_release(&srq->uctrl->head, srq->head);
 	}
 	if (srq->limit && srq->tail - srq->head < srq->limit) {
-		srq->limit = 0;
+		WRITE_ONCE(srq->limit, 0);	/* rsw_query_srq() reads it */
 		*limit = true;
 	}
 	t = RSW_SRQ_OK;

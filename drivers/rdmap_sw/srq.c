@@ -253,7 +253,7 @@ int rsw_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 		ret = rsw_srq_resize(srq, attr->max_wr, udata, response);
 	if (!ret && (mask & IB_SRQ_LIMIT)) {
 		spin_lock_irqsave(&srq->lock, flags);
-		srq->limit = attr->srq_limit;
+		WRITE_ONCE(srq->limit, attr->srq_limit);
 		spin_unlock_irqrestore(&srq->lock, flags);
 	}
 out:
@@ -261,17 +261,23 @@ out:
 	return ret;
 }
 
-/* ops.query_srq.  srq_limit is the armed limit, 0 once it fired. */
+/*
+ * ops.query_srq, process context.  Serialised against modify_srq, not
+ * against posting: the size cannot change under modify_mutex, and the
+ * armed limit only drops to 0 when it fires (ring.c), which a reader may
+ * see either side of.
+ */
 int rsw_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
 {
 	struct rsw_srq *srq = to_rsw_srq(ibsrq);
-	unsigned long flags;
 
-	spin_lock_irqsave(&srq->lock, flags);
-	attr->srq_limit = srq->limit;
-	attr->max_wr = srq->size;
-	spin_unlock_irqrestore(&srq->lock, flags);
-	attr->max_sge = srq->max_sge;
+	mutex_lock(&srq->modify_mutex);
+	*attr = (struct ib_srq_attr) {
+		.max_wr = srq->size,
+		.max_sge = srq->max_sge,
+		.srq_limit = READ_ONCE(srq->limit),
+	};
+	mutex_unlock(&srq->modify_mutex);
 	return 0;
 }
 
