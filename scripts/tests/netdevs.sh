@@ -94,7 +94,6 @@ t_banner
 ns_listening() { ip netns exec "$1" ss -Hltn "sport = :$2" | grep -q .; }
 alive() { kill -0 "${PIDS[$1]}" 2>/dev/null; }
 ended() { ! alive "$1"; }
-ib_gone() { [ ! -e "$IB/$1" ]; }
 ns_port_active() { ip netns exec "$1" rdma link show "$2/1" | grep -q 'state ACTIVE '; }
 
 # netdev_bytes DEV: bytes DEV (in init_net) sent and received.
@@ -284,9 +283,9 @@ EOF
 
 	step "1. delete: rswva by rdma link, rswvb with its VLAN netdev"
 	check rdma link delete rswva
-	poll_until 10 "rswva gone" ib_gone rswva
+	poll_until 10 "rswva gone" gone "$IB/rswva"
 	check ip -n "$NS" link delete veth1.100
-	poll_until 10 "rswvb gone with veth1.100" ib_gone rswvb
+	poll_until 10 "rswvb gone with veth1.100" gone "$IB/rswvb"
 	check ip link delete veth0.100
 fi
 
@@ -364,7 +363,7 @@ EOF
 	step "2. delete rswba, rswbb and the bonds"
 	check rdma link delete rswba
 	check rdma link delete rswbb
-	poll_until 10 "rswba and rswbb gone" eval 'ib_gone rswba && ib_gone rswbb'
+	poll_until 10 "rswba and rswbb gone" eval "gone $IB/rswba && gone $IB/rswbb"
 	check ip link delete bond0
 	check ip -n "$NS" link delete bond1
 	check ip link delete veth2
@@ -476,7 +475,7 @@ skip "part 4 perftest over IPv6: perftest $(dpkg-query -W -f='${Version}' perfte
 step "delete rswa, rswb, the veth pair and $NS"
 check rdma link delete rswa
 check rdma link delete rswb
-poll_until 10 "rswa and rswb gone" eval 'ib_gone rswa && ib_gone rswb'
+poll_until 10 "rswa and rswb gone" eval "gone $IB/rswa && gone $IB/rswb"
 check ip link delete veth0
 check ip netns delete "$NS"
 
