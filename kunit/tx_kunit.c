@@ -1545,6 +1545,51 @@ static void tx_sock_stream(struct kunit *test)
 }
 
 /*
+ * FPDU alignment (tx_sock.c): which FPDUs must start a TCP segment, from
+ * the octets queued since the last boundary, the MSS and the lengths.
+ */
+struct tx_plan_case {
+	const char *name;
+	u32 fill, mss;
+	u32 len[RSW_TX_BATCH];
+	unsigned int n;
+	bool cont;
+	u32 cut;
+};
+
+static const struct tx_plan_case tx_plan_cases[] = {
+	{ "full FPDUs from a boundary", 0, 1428, { 1428, 1428, 1428 }, 3,
+	  false, 0 },
+	{ "full FPDU after queued octets", 100, 1428, { 1428, 1428 }, 2,
+	  false, BIT(0) },
+	{ "small FPDUs share, the third crosses", 0, 1428,
+	  { 700, 700, 700, 700 }, 4, false, BIT(2) },
+	{ "a tail then full FPDUs", 0, 1428, { 1428, 300, 1428, 1428 }, 4,
+	  false, BIT(2) },
+	{ "exactly to the boundary", 1000, 1428, { 428, 1428 }, 2, false, 0 },
+	{ "rest of a part-sent FPDU stays put", 1000, 1428, { 800, 1428 }, 2,
+	  true, BIT(1) },
+	{ "FPDU over an MSS that shrank", 0, 1400, { 1428, 100, 1428 }, 3,
+	  false, BIT(2) },
+	{ "no MSS known", 5, 0, { 1428, 1428 }, 2, false, 0 },
+};
+
+static void tx_plan_desc(const struct tx_plan_case *t, char *desc)
+{
+	strscpy(desc, t->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(tx_plan, tx_plan_cases, tx_plan_desc);
+
+static void tx_sock_plan(struct kunit *test)
+{
+	const struct tx_plan_case *t = test->param_value;
+
+	KUNIT_EXPECT_EQ(test, rsw_tx_sock_plan(t->fill, t->mss, t->len, t->n,
+					       t->cont), t->cut);
+}
+
+/*
  * MPA Markers through the engine (RFC 5044 section 5): at every stream
  * offset an FPDU can start at (0..508, step 4), Sends and Writes of
  * lengths around 512 and over several FPDUs, so Markers fall into the
@@ -2113,6 +2158,7 @@ static struct kunit_case tx_cases[] = {
 	KUNIT_CASE(tx_qp_fenced_local),
 	KUNIT_CASE(tx_qp_resume_abort),
 	KUNIT_CASE(tx_sock_stream),
+	KUNIT_CASE_PARAM(tx_sock_plan, tx_plan_gen_params),
 	KUNIT_CASE(tx_wire_atomic_request),
 	KUNIT_CASE(tx_wire_atomic_response),
 	KUNIT_CASE(tx_wire_write_imm),

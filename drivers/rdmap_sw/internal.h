@@ -739,6 +739,8 @@ void rsw_tx_abort(struct rsw_tx *tx, struct rsw_qp *qp);
 extern const struct rsw_tx_sink_ops rsw_tx_sock_ops;
 /* @ts as the sink context of rsw_tx_init() for connected TCP @sock. */
 void rsw_tx_sock_init(struct rsw_tx_sock *ts, struct socket *sock);
+u32 rsw_tx_sock_plan(u32 fill, u32 mss, const u32 *len, unsigned int n,
+		     bool cont);
 
 /*
  * stream.c - a QP's connection in full operation (ops in stream.h, model

@@ -267,6 +267,9 @@ struct rsw_tx_sock {
 	bool corked;		/* the last octets went with MSG_MORE */
 	struct bio_vec bv[RSW_TX_SOCK_BVECS];
 	bool zc[RSW_TX_SOCK_BVECS];	/* bv[i] may be spliced */
+	/* bv[i] starts an FPDU that starts a TCP segment (alignment) */
+	DECLARE_BITMAP(cut, RSW_TX_SOCK_BVECS);
+	u64 cuts;		/* FPDUs so aligned */
 };
 
 #endif /* _RDMAP_SW_TX_H */

@@ -29,6 +29,20 @@
  * Should its length differ (its memory was re-registered meanwhile), the
  * stream cannot be continued: -EIO.
  *
+ * Alignment (RFC 5044 section 8).  No FPDU that fits in a TCP segment
+ * straddles two: before an FPDU that would cross the next segment
+ * boundary, the data queued so far is closed (the tail skb's eor, what
+ * MSG_EOR does at the end of a sendmsg), so the FPDU starts a segment.
+ * Full-sized FPDUs (sized from the MSS, tx.c) so go one per segment, each
+ * header at a segment's start, while small FPDUs still share segments.  A
+ * receiver then never has to join a header or a trailer from two
+ * segments (siw in 6.12 gets a PAD and CRC split over two skbs wrong:
+ * Documentation/admin.rst, Interoperability).  The plan
+ * (rsw_tx_sock_plan()) works from the octets already queued in the tail
+ * skb and TCP's MSS at the time; a segment cut elsewhere by TCP (its
+ * fragment limit, an MSS that shrank) misaligns at most the FPDU it falls
+ * in: the next send call plans from the real tail again.
+ *
  * Locking.  The caller owns the socket (lock_sock()) across the engine's
  * whole run, so that nothing else of the connection (the stream's RX, which
  * runs in data-ready, see stream.c) interleaves with a batch; each batch
@@ -191,6 +205,54 @@ static bool rsw_tx_sock_fpdu(struct rsw_tx_sock *ts, unsigned int *nbv,
 	return true;
 }
 
+/*
+ * Which of the @n FPDUs of lengths @len[] must start a TCP segment, as a
+ * bit mask: each one that would cross a boundary of @mss octets when
+ * appended after @fill octets already queued since the last boundary.
+ * With @cont, FPDU 0 is one that went out in part and goes on where it
+ * was (len[0] is then what is left of it).
+ */
+u32 rsw_tx_sock_plan(u32 fill, u32 mss, const u32 *len, unsigned int n,
+		     bool cont)
+{
+	u32 cut = 0;
+	unsigned int i;
+
+	if (!mss)
+		return 0;
+	for (i = 0; i < n; i++) {
+		if (fill && fill + len[i] > mss && !(i == 0 && cont)) {
+			cut |= BIT(i);
+			fill = 0;
+		}
+		fill = (fill + len[i]) % mss;
+	}
+	return cut;
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_tx_sock_plan);
+
+/*
+ * Octets queued since the last segment boundary: those of the tail skb
+ * past its last multiple of @mss, if more may still be appended to it.
+ */
+static u32 rsw_tx_sock_fill(struct sock *sk, u32 mss)
+{
+	const struct sk_buff *skb = tcp_write_queue_tail(sk);
+
+	if (!skb || !mss || !tcp_skb_can_collapse_to(skb))
+		return 0;
+	return skb->len % mss;
+}
+
+/* Close the queued data: what comes next starts a new skb and segment. */
+static void rsw_tx_sock_cut(struct sock *sk)
+{
+	struct sk_buff *skb = tcp_write_queue_tail(sk);
+
+	if (skb)
+		TCP_SKB_CB(skb)->eor = 1;
+}
+
 /* FPDUs of @len[] covered whole by @sent octets; the rest in ts->skip. */
 static int rsw_tx_sock_taken(struct rsw_tx_sock *ts, const u32 *len,
 			     unsigned int n, size_t sent)
@@ -204,10 +266,19 @@ static int rsw_tx_sock_taken(struct rsw_tx_sock *ts, const u32 *len,
 	return i;
 }
 
+/* Whether bv[@j] goes in the run that starts at bv[@i]. */
+static bool rsw_tx_sock_same_run(const struct rsw_tx_sock *ts,
+				 unsigned int i, unsigned int j)
+{
+	return j == i || (ts->zc[j] == ts->zc[i] && !test_bit(j, ts->cut));
+}
+
 /*
  * Send bv[@first, @end) from octet @skip of bv[@first] in runs of equal
- * ts->zc: spliced runs with MSG_SPLICE_PAGES, the others copied.  Octets
- * sent (fewer when TCP is full), or a negative errno if nothing was.
+ * ts->zc: spliced runs with MSG_SPLICE_PAGES, the others copied; a run
+ * also ends before a bio_vec in ts->cut (an FPDU that starts a segment),
+ * whose run then closes what TCP has queued.  Octets sent (fewer when TCP
+ * is full), or a negative errno if nothing was.
  */
 static ssize_t rsw_tx_sock_runs(struct rsw_tx_sock *ts, unsigned int first,
 				unsigned int end, size_t skip, int flags)
@@ -220,8 +291,12 @@ static ssize_t rsw_tx_sock_runs(struct rsw_tx_sock *ts, unsigned int first,
 		struct msghdr msg = { .msg_flags = flags };
 		size_t run = 0;
 
-		for (j = i; j < end && ts->zc[j] == ts->zc[i]; j++)
+		for (j = i; j < end && rsw_tx_sock_same_run(ts, i, j); j++)
 			run += ts->bv[j].bv_len;
+		if (test_bit(i, ts->cut)) {
+			rsw_tx_sock_cut(ts->sock->sk);
+			ts->cuts++;
+		}
 		run -= skip;
 		/* More follows in this batch: let TCP coalesce. */
 		if (j < end)
@@ -247,12 +322,37 @@ static ssize_t rsw_tx_sock_runs(struct rsw_tx_sock *ts, unsigned int first,
 	return done;
 }
 
+/*
+ * Mark in ts->cut the first bio_vec (@fbv[i]) of each of the @n FPDUs of
+ * @len[] that must start a segment; the first goes on from ts->skip.
+ */
+static void rsw_tx_sock_align(struct rsw_tx_sock *ts, const u32 *len,
+			      const unsigned int *fbv, unsigned int n)
+{
+	struct sock *sk = ts->sock->sk;
+	u32 mss = READ_ONCE(tcp_sk(sk)->mss_cache);
+	u32 left[RSW_TX_BATCH];
+	unsigned int i;
+	u32 cut;
+
+	memcpy(left, len, n * sizeof(*len));
+	if (n)
+		left[0] -= ts->skip;
+	cut = rsw_tx_sock_plan(rsw_tx_sock_fill(sk, mss), mss, left, n,
+			       ts->skip);
+	for (i = 0; i < n; i++) {
+		if (cut & BIT(i))
+			__set_bit(fbv[i], ts->cut);
+	}
+}
+
 static int rsw_tx_sock_send(void *ctx, const struct rsw_tx_fpdu *f,
 			    unsigned int n, bool more)
 {
 	struct rsw_tx_sock *ts = ctx;
 	int flags = MSG_DONTWAIT | MSG_NOSIGNAL;
 	u32 len[RSW_TX_BATCH];
+	unsigned int fbv[RSW_TX_BATCH];
 	unsigned int i, first, nbv = 0;
 	size_t skip;
 	ssize_t ret;
@@ -260,7 +360,9 @@ static int rsw_tx_sock_send(void *ctx, const struct rsw_tx_fpdu *f,
 	sock_owned_by_me(ts->sock->sk);
 	if (more)
 		flags |= MSG_MORE;
+	bitmap_zero(ts->cut, RSW_TX_SOCK_BVECS);
 	for (i = 0; i < n && i < RSW_TX_BATCH; i++) {
+		fbv[i] = nbv;
 		if (!rsw_tx_sock_fpdu(ts, &nbv, &f[i], &len[i]))
 			return -EFAULT;
 	}
@@ -270,6 +372,7 @@ static int rsw_tx_sock_send(void *ctx, const struct rsw_tx_fpdu *f,
 	 */
 	if (ts->skip && ts->skip_len != len[0])
 		return -EIO;
+	rsw_tx_sock_align(ts, len, fbv, i);
 	/* Skip what went out already: whole bio_vecs, then a part of one. */
 	skip = ts->skip;
 	for (first = 0; first < nbv && skip >= ts->bv[first].bv_len; first++)
