@@ -278,10 +278,16 @@ barrier() {
 	fi
 	: >"$RSW_SHARE/.barrier-$name-${RSW_VM:?}"
 	poll_until "$limit" "barrier '$name' reached by $RSW_VMS" t_all_arrived "$name"
+	if compgen -G "$RSW_SHARE/.failed-*" >/dev/null; then
+		fail "barrier '$name': $(cd "$RSW_SHARE" && echo .failed-* | sed 's/\.failed-//g') failed (scripts/vm2), no point waiting"
+	fi
 }
 
+# All arrived, or one of the guests ended in failure already (scripts/vm2
+# leaves .failed-<vm>): barrier() then fails instead of waiting it out.
 t_all_arrived() {
 	local vm
+	! compgen -G "$RSW_SHARE/.failed-*" >/dev/null || return 0
 	for vm in $RSW_VMS; do
 		[ -e "$RSW_SHARE/.barrier-$1-$vm" ] || return 1
 	done
