@@ -361,13 +361,15 @@ static u32 tx_room(u8 op)
 
 /*
  * The segments recorded from index @first are one message of @op with
- * @len payload octets cut at tx_room(op), queue MSN @msn or tagged at
- * TX_RSTAG/TX_RADDR, and its payload equals @src.
+ * @len payload octets cut at the room an MSS of @mss leaves, queue MSN
+ * @msn or tagged at TX_RSTAG/TX_RADDR, and its payload equals @src.
  */
-static void tx_expect_msg(struct kunit *test, struct tx_ctx *c, u32 first,
-			  u8 op, u32 len, u32 msn, const u8 *src)
+static void tx_expect_msg_mss(struct kunit *test, struct tx_ctx *c,
+			      u32 first, u8 op, u32 len, u32 msn,
+			      const u8 *src, u32 mss)
 {
-	u32 room = tx_room(op), nseg = len ? DIV_ROUND_UP(len, room) : 1;
+	u32 room = rsw_mpa_mulpdu(mss, false) - rsw_rdmap_hdr_len(op);
+	u32 nseg = len ? DIV_ROUND_UP(len, room) : 1;
 	struct tx_rec *r = c->rec;
 	u32 k;
 
@@ -395,6 +397,13 @@ static void tx_expect_msg(struct kunit *test, struct tx_ctx *c, u32 first,
 	}
 	if (src && len)
 		KUNIT_EXPECT_EQ(test, memcmp(r->data, src, len), 0);
+}
+
+/* The same, cut at tx_room(op) (MSS TX_MSS). */
+static void tx_expect_msg(struct kunit *test, struct tx_ctx *c, u32 first,
+			  u8 op, u32 len, u32 msn, const u8 *src)
+{
+	tx_expect_msg_mss(test, c, first, op, len, msn, src, TX_MSS);
 }
 
 /* ------------------------------------------------ opcodes x sizes round trip */
@@ -684,6 +693,35 @@ static void tx_backpressure(struct kunit *test)
 			-EBUSY);
 	KUNIT_EXPECT_EQ(test, c->sink.fpdus, 1);
 	KUNIT_EXPECT_EQ(test, rsw_tx_reads_outstanding(c->tx), 0);
+}
+
+/*
+ * A new MSS (a path MTU change) sizes the FPDUs of the next message, never
+ * those of one in progress, whose FPDUs must come back the same; an MSS
+ * under RSW_TX_MSS_MIN counts as that.
+ */
+static void tx_mss_change(struct kunit *test)
+{
+	struct tx_ctx *c = tx_ctx(test, true, 4);
+	struct rdmap_sw_sqe *sqe = tx_sqe(test, RDMAP_SW_WR_SEND);
+	u32 before = c->tx->mulpdu;
+
+	c->sink.take = 1;
+	tx_sqe_sge(sqe, c->mem + 1, 20000);
+	KUNIT_ASSERT_EQ(test, rsw_tx_wqe(c->tx, NULL, sqe, 0), -EAGAIN);
+	rsw_tx_set_mss(c->tx, 8948);
+	KUNIT_EXPECT_EQ(test, c->tx->mulpdu, before);
+	c->sink.take = 0;
+	KUNIT_ASSERT_EQ(test, rsw_tx_process(c->tx, NULL, 0), 0);
+	KUNIT_EXPECT_EQ(test, c->tx->msg.kind, RSW_TX_IDLE);
+	tx_parse(test, c, true);
+	KUNIT_EXPECT_EQ(test, c->rec->nseg,
+			DIV_ROUND_UP(20000, tx_room(RSW_OP_SEND)));
+	rsw_tx_set_mss(c->tx, 8948);
+	KUNIT_EXPECT_EQ(test, c->tx->mulpdu, rsw_mpa_mulpdu(8948, false));
+	rsw_tx_set_mss(c->tx, 100);
+	KUNIT_EXPECT_EQ(test, c->tx->mulpdu,
+			rsw_mpa_mulpdu(RSW_TX_MSS_MIN, false));
 }
 
 /* ------------------------------------------------------- Read Response */
@@ -1407,7 +1445,13 @@ static void tx_sock_pair(struct kunit *test, struct socket **snd,
 					       IPPROTO_TCP, &l), 0);
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, tx_sock_release,
 							l), 0);
-	/* Small buffers, so that the sender fills them (accept inherits). */
+	/*
+	 * Small buffers, so that the sender fills them (accept inherits the
+	 * receive buffer).  The small window also keeps TCP's MSS and skbs
+	 * (at most half the largest window) under TX_SOCK_MSS's FPDUs, so
+	 * TCP takes FPDUs in part: FPDUs that fit a segment start one
+	 * (rsw_tx_sock_plan()) and would go out whole.
+	 */
 	sock_set_rcvbuf(l->sk, 8192);
 	KUNIT_ASSERT_EQ(test, kernel_bind(l, (struct sockaddr *)&sin,
 					  sizeof(sin)), 0);
@@ -1442,10 +1486,23 @@ static void tx_sock_drain(struct socket *rcv, struct tx_sink *s)
 	} while (n > 0 && s->len < TX_STREAM_MAX);
 }
 
-/* Stream octets of a Send of @len (no Markers). */
+/*
+ * The MSS the socket sink tests size FPDUs for: more than TCP's own on
+ * their loopback pair (see tx_sock_pair()).
+ */
+#define TX_SOCK_MSS	(4 * TX_MSS)
+
+/* Payload room of one Send segment with MSS TX_SOCK_MSS, @markers or not. */
+static u32 tx_sock_room(bool markers)
+{
+	return rsw_mpa_mulpdu(TX_SOCK_MSS, markers) -
+	       rsw_rdmap_hdr_len(RSW_OP_SEND);
+}
+
+/* Stream octets of a Send of @len (no Markers, MSS TX_SOCK_MSS). */
 static u32 tx_send_octets(u32 len)
 {
-	u32 room = tx_room(RSW_OP_SEND), total = 0, p;
+	u32 room = tx_sock_room(false), total = 0, p;
 
 	do {
 		p = min(len, room);
@@ -1460,6 +1517,7 @@ struct tx_sock_seen {
 	u32 eagain;		/* rsw_tx_process() found TCP full */
 	u32 partial;		/* an FPDU had gone out in part */
 	u32 skip;		/* the sink's skip at the end */
+	u64 cuts;		/* FPDUs the sink started a segment with */
 };
 
 /*
@@ -1515,6 +1573,7 @@ static void tx_sock_sends(struct kunit *test, struct tx_ctx *c,
 	}
 	KUNIT_ASSERT_EQ(test, (u32)c->sink.len, expect);
 	seen->skip = ts->skip;
+	seen->cuts = ts->cuts;
 	for (i = 0; i < n; i++)
 		tx_expect_wc(test, cq, i, IB_WC_SUCCESS, len);
 	KUNIT_EXPECT_EQ(test, ib_poll_cq(cq, 1, &wc), 0);
@@ -1528,7 +1587,9 @@ static void tx_sock_sends(struct kunit *test, struct tx_ctx *c,
 static void tx_sock_stream(struct kunit *test)
 {
 	struct tx_ctx *c = tx_ctx(test, true, 4);
-	struct rsw_tx_config cfg = { .crc = true, .mss = TX_MSS, .ord = 4 };
+	struct rsw_tx_config cfg = {
+		.crc = true, .mss = TX_SOCK_MSS, .ord = 4,
+	};
 	u32 len = 64 * 1024, i;
 	struct tx_sock_seen seen = {};
 
@@ -1536,12 +1597,15 @@ static void tx_sock_stream(struct kunit *test)
 	KUNIT_EXPECT_GT(test, seen.eagain, 0);
 	KUNIT_EXPECT_GT(test, seen.partial, 0);
 	KUNIT_EXPECT_EQ(test, seen.skip, 0);
+	/* FPDUs crossed TCP's MSS now and then: those started segments. */
+	KUNIT_EXPECT_GT(test, seen.cuts, 0);
 	tx_parse(test, c, true);
 	KUNIT_ASSERT_EQ(test, c->rec->nseg,
-			6 * DIV_ROUND_UP(len, tx_room(RSW_OP_SEND)));
+			6 * DIV_ROUND_UP(len, tx_sock_room(false)));
 	for (i = 0; i < 6; i++)
-		tx_expect_msg(test, c, i * (c->rec->nseg / 6), RSW_OP_SEND,
-			      len, i + 1, c->mem + 1);
+		tx_expect_msg_mss(test, c, i * (c->rec->nseg / 6),
+				  RSW_OP_SEND, len, i + 1, c->mem + 1,
+				  TX_SOCK_MSS);
 }
 
 /*
@@ -1654,12 +1718,12 @@ static void tx_sock_markers(struct kunit *test)
 	const bool *crc = test->param_value;
 	struct tx_ctx *c = tx_ctx(test, *crc, 4);
 	struct rsw_tx_config cfg = {
-		.crc = *crc, .markers = true, .mss = TX_MSS, .ord = 4,
+		.crc = *crc, .markers = true, .mss = TX_SOCK_MSS, .ord = 4,
 	};
 	u32 len = 64 * 1024 - 3, room, expect = 0, left, p, i;
 	struct tx_sock_seen seen = {};
 
-	room = rsw_mpa_mulpdu(TX_MSS, true) - rsw_rdmap_hdr_len(RSW_OP_SEND);
+	room = tx_sock_room(true);
 	for (i = 0; i < 4; i++) {
 		for (left = len; left; left -= p) {
 			p = min(left, room);
@@ -2142,6 +2206,7 @@ static struct kunit_case tx_cases[] = {
 	KUNIT_CASE(tx_read_request),
 	KUNIT_CASE(tx_bad_sge),
 	KUNIT_CASE(tx_backpressure),
+	KUNIT_CASE(tx_mss_change),
 	KUNIT_CASE(tx_read_response),
 	KUNIT_CASE_PARAM(tx_read_response_refused, tx_rresp_gen_params),
 	KUNIT_CASE_PARAM(tx_read_response_splice, tx_crc_gen_params),

@@ -685,6 +685,11 @@ int rsw_tx_init(struct rsw_tx *tx, const struct rsw_tx_config *cfg,
 		struct rsw_device *rsw, struct ib_pd *pd,
 		const struct rsw_tx_sink_ops *sink, void *ctx);
 /*
+ * Size the FPDUs of the messages that follow for TCP's @mss now (at
+ * least RSW_TX_MSS_MIN); no-op while a message is in progress.
+ */
+void rsw_tx_set_mss(struct rsw_tx *tx, u32 mss);
+/*
  * Take up to @budget WQEs of @qp (rsw_qp_sq_take) after finishing the
  * message in progress, and emit them.  Sends and Writes complete (through
  * rsw_qp_sq_complete) once their last FPDU was taken; a Read Request stays

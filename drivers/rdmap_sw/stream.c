@@ -388,6 +388,8 @@ static bool rsw_stream_tx_engine(struct rsw_stream *s)
 	int ret;
 
 	s->stats.tx_calls++;
+	/* The path MTU may have changed: size the next messages for it. */
+	rsw_tx_set_mss(&s->tx, READ_ONCE(tcp_sk(s->sock->sk)->mss_cache));
 	if (s->rtr_send) {
 		ret = rsw_stream_send_rtr(s);
 		if (ret == -EAGAIN)

@@ -7,7 +7,9 @@
  * One message is in progress at a time (tx->msg).  It is cut into DDP
  * segments of at most tx->mulpdu octets of ULPDU (RFC 5044 MULPDU of the
  * MSS; with Markers, of an EMSS of at most RSW_TX_MARKER_EMSS); a segment
- * also ends early when its payload pieces run out.  With Markers each FPDU
+ * also ends early when its payload pieces run out.  The MSS follows TCP's
+ * (rsw_tx_set_mss(), a path MTU that changed) between messages only: an
+ * FPDU sent in part must be described again with the same length.  With Markers each FPDU
  * knows its stream offset (tx->off counts the octets the sink took) and
  * carries its Markers; the sink puts them in place and the CRC covers them
  * in stream order (rsw_tx_crc()).  Each FPDU is described in two passes
@@ -544,20 +546,28 @@ static int rsw_tx_emit(struct rsw_tx *tx, enum rsw_mr_err *err)
 
 /* ------------------------------------------------------------ messages */
 
+/* The MULPDU for @mss under @cfg (Markers, max_ulpdu). */
+static u32 rsw_tx_mulpdu(const struct rsw_tx_config *cfg, u32 mss)
+{
+	u32 mulpdu;
+
+	if (cfg->markers)
+		mulpdu = rsw_mpa_mulpdu(min_t(u32, mss, RSW_TX_MARKER_EMSS),
+					true);
+	else
+		mulpdu = rsw_mpa_mulpdu(mss, false);
+	if (cfg->max_ulpdu)
+		mulpdu = min(mulpdu, cfg->max_ulpdu);
+	return mulpdu;
+}
+
 int rsw_tx_init(struct rsw_tx *tx, const struct rsw_tx_config *cfg,
 		struct rsw_device *rsw, struct ib_pd *pd,
 		const struct rsw_tx_sink_ops *sink, void *ctx)
 {
-	u32 mulpdu;
+	u32 mulpdu = rsw_tx_mulpdu(cfg, cfg->mss);
 	int i;
 
-	if (cfg->markers)
-		mulpdu = rsw_mpa_mulpdu(min_t(u32, cfg->mss,
-					      RSW_TX_MARKER_EMSS), true);
-	else
-		mulpdu = rsw_mpa_mulpdu(cfg->mss, false);
-	if (cfg->max_ulpdu)
-		mulpdu = min(mulpdu, cfg->max_ulpdu);
 	/* Room for the largest header and at least one payload octet. */
 	if (mulpdu <= RSW_HDR_MAX_LEN || cfg->ord > RSW_MAX_RD_ATOM)
 		return -EINVAL;
@@ -573,6 +583,22 @@ int rsw_tx_init(struct rsw_tx *tx, const struct rsw_tx_config *cfg,
 	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_tx_init);
+
+void rsw_tx_set_mss(struct rsw_tx *tx, u32 mss)
+{
+	u32 mulpdu;
+
+	mss = max_t(u32, mss, RSW_TX_MSS_MIN);
+	/* A message's FPDUs, one sent in part among them, keep their size. */
+	if (mss == tx->cfg.mss || tx->msg.kind != RSW_TX_IDLE)
+		return;
+	mulpdu = rsw_tx_mulpdu(&tx->cfg, mss);
+	if (mulpdu <= RSW_HDR_MAX_LEN)
+		return;
+	tx->cfg.mss = mss;
+	tx->mulpdu = mulpdu;
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_tx_set_mss);
 
 /* Every SGE of the WQE copy is readable now (RSW_MR_OK) or not. */
 static enum rsw_mr_err rsw_tx_check_sges(struct rsw_tx *tx)

@@ -53,6 +53,12 @@
 /* FPDUs described before the sink is called. */
 #define RSW_TX_BATCH		8
 /*
+ * The smallest MSS FPDUs are sized for after the connection started
+ * (TCP's default MSS): a peer shrinking its window to shrink our MSS
+ * does not make FPDUs tiny, and larger FPDUs still cross segments fine.
+ */
+#define RSW_TX_MSS_MIN		536
+/*
  * With Markers, FPDUs are sized for an EMSS of at most this (a sender may
  * send FPDUs smaller than MULPDU), which bounds the Markers inside one
  * FPDU, and so the bio_vecs of a batch, to RSW_TX_MAX_MARKERS.

@@ -29,24 +29,33 @@
  * Should its length differ (its memory was re-registered meanwhile), the
  * stream cannot be continued: -EIO.
  *
- * Alignment (RFC 5044 section 8).  No FPDU that fits in a TCP segment
- * straddles two: before an FPDU that would cross the next segment
- * boundary, the data queued so far is closed (the tail skb's eor, what
- * MSG_EOR does at the end of a sendmsg), so the FPDU starts a segment.
- * Full-sized FPDUs (sized from the MSS, tx.c) so go one per segment, each
- * header at a segment's start, while small FPDUs still share segments.  A
- * receiver then never has to join a header or a trailer from two
- * segments (siw in 6.12 gets a PAD and CRC split over two skbs wrong:
- * Documentation/admin.rst, Interoperability).  The plan
- * (rsw_tx_sock_plan()) works from the octets already queued in the tail
- * skb and TCP's MSS at the time; a segment cut elsewhere by TCP (its
- * fragment limit, an MSS that shrank) misaligns at most the FPDU it falls
- * in: the next send call plans from the real tail again.
+ * Alignment (RFC 5044 section 8).  Before an FPDU that would cross the
+ * next segment boundary, the data queued so far is closed (the tail skb's
+ * eor, what MSG_EOR does at the end of a sendmsg), so the FPDU starts a
+ * segment.  Full-sized FPDUs are the MSS long when the MSS is a multiple
+ * of 4 (tx.c) and go one per segment, header first, in skbs as large as
+ * TCP likes; small FPDUs still share segments.  When full FPDUs are
+ * shorter than the MSS (an MSS not a multiple of 4, Markers, max_fpdu)
+ * each takes an skb of its own: the cost of alignment there.  A receiver
+ * so rarely has to join a header or a trailer from two segments (siw in
+ * 6.12 gets a trailer split over two skbs wrong: Documentation/admin.rst,
+ * Interoperability).  Best effort: the plan (rsw_tx_sock_plan()) works
+ * from the octets queued in the tail skb and TCP's mss_cache when the
+ * batch starts, and TCP still cuts segments where the plan cannot see:
+ * SACK blocks shortening segments (tcp_current_mss()), a window edge, an
+ * skb out of fragment slots (spliced Read Responses mostly), a send that
+ * memory pressure stopped inside an FPDU, an MSS below the FPDU size.
+ * What follows such a cut is shifted until the next planned cut or the
+ * end of the skb.
  *
  * Locking.  The caller owns the socket (lock_sock()) across the engine's
  * whole run, so that nothing else of the connection (the stream's RX, which
  * runs in data-ready, see stream.c) interleaves with a batch; each batch
- * goes to tcp_sendmsg_locked().  Never waits for send buffer space.
+ * goes to tcp_sendmsg_locked().  Ownership also covers the tail skb whose
+ * control block (eor) the alignment writes: only tcp_sendmsg_locked()'s
+ * own backlog flush moves or frees skbs meanwhile, and no skb pointer is
+ * kept across it.  Never called from data-ready (bh_lock_sock() would
+ * satisfy sock_owned_by_me() too), never waits for send buffer space.
  */
 #include <linux/bvec.h>
 #include <linux/mm.h>
@@ -218,8 +227,10 @@ u32 rsw_tx_sock_plan(u32 fill, u32 mss, const u32 *len, unsigned int n,
 	u32 cut = 0;
 	unsigned int i;
 
+	BUILD_BUG_ON(RSW_TX_BATCH > 32);
 	if (!mss)
 		return 0;
+	n = min(n, 32U);
 	for (i = 0; i < n; i++) {
 		if (fill && fill + len[i] > mss && !(i == 0 && cont)) {
 			cut |= BIT(i);
