@@ -696,32 +696,42 @@ static void tx_backpressure(struct kunit *test)
 }
 
 /*
- * A new MSS (a path MTU change) sizes the FPDUs of the next message, never
- * those of one in progress, whose FPDUs must come back the same; an MSS
- * under RSW_TX_MSS_MIN counts as that.
+ * A new MSS (a path MTU change) sizes the FPDUs described from then on,
+ * in the middle of a message too: its segments keep their offsets and
+ * payload.  Below RSW_TX_MSS_MIN, FPDUs are whole multiples of the MSS.
  */
 static void tx_mss_change(struct kunit *test)
 {
 	struct tx_ctx *c = tx_ctx(test, true, 4);
 	struct rdmap_sw_sqe *sqe = tx_sqe(test, RDMAP_SW_WR_SEND);
-	u32 before = c->tx->mulpdu;
+	u32 old = tx_room(RSW_OP_SEND), len = 20000, k, nseg;
+	u32 room = rsw_mpa_mulpdu(8948, false) - rsw_rdmap_hdr_len(RSW_OP_SEND);
+	const struct tx_seg *seg;
 
 	c->sink.take = 1;
-	tx_sqe_sge(sqe, c->mem + 1, 20000);
+	tx_sqe_sge(sqe, c->mem + 1, len);
 	KUNIT_ASSERT_EQ(test, rsw_tx_wqe(c->tx, NULL, sqe, 0), -EAGAIN);
 	rsw_tx_set_mss(c->tx, 8948);
-	KUNIT_EXPECT_EQ(test, c->tx->mulpdu, before);
+	KUNIT_EXPECT_EQ(test, c->tx->mulpdu, rsw_mpa_mulpdu(8948, false));
 	c->sink.take = 0;
 	KUNIT_ASSERT_EQ(test, rsw_tx_process(c->tx, NULL, 0), 0);
 	KUNIT_EXPECT_EQ(test, c->tx->msg.kind, RSW_TX_IDLE);
 	tx_parse(test, c, true);
-	KUNIT_EXPECT_EQ(test, c->rec->nseg,
-			DIV_ROUND_UP(20000, tx_room(RSW_OP_SEND)));
-	rsw_tx_set_mss(c->tx, 8948);
-	KUNIT_EXPECT_EQ(test, c->tx->mulpdu, rsw_mpa_mulpdu(8948, false));
+	nseg = 1 + DIV_ROUND_UP(len - old, room);
+	KUNIT_ASSERT_EQ(test, c->rec->nseg, nseg);
+	for (k = 0; k < nseg; k++) {
+		seg = &c->rec->seg[k];
+		KUNIT_EXPECT_EQ(test, seg->mo, k ? old + (k - 1) * room : 0);
+		KUNIT_EXPECT_EQ(test, seg->len,
+				!k ? old : min(room, len - seg->mo));
+		KUNIT_EXPECT_EQ(test, seg->last, k == nseg - 1);
+	}
+	KUNIT_EXPECT_EQ(test, memcmp(c->rec->data, c->mem + 1, len), 0);
+	/* 500 octets: FPDUs of two segments; 100: of six. */
+	rsw_tx_set_mss(c->tx, 500);
+	KUNIT_EXPECT_EQ(test, c->tx->mulpdu, rsw_mpa_mulpdu(1000, false));
 	rsw_tx_set_mss(c->tx, 100);
-	KUNIT_EXPECT_EQ(test, c->tx->mulpdu,
-			rsw_mpa_mulpdu(RSW_TX_MSS_MIN, false));
+	KUNIT_EXPECT_EQ(test, c->tx->mulpdu, rsw_mpa_mulpdu(600, false));
 }
 
 /* ------------------------------------------------------- Read Response */
@@ -1449,8 +1459,9 @@ static void tx_sock_pair(struct kunit *test, struct socket **snd,
 	 * Small buffers, so that the sender fills them (accept inherits the
 	 * receive buffer).  The small window also keeps TCP's MSS and skbs
 	 * (at most half the largest window) under TX_SOCK_MSS's FPDUs, so
-	 * TCP takes FPDUs in part: FPDUs that fit a segment start one
-	 * (rsw_tx_sock_plan()) and would go out whole.
+	 * TCP takes FPDUs in part at skb ends inside them: FPDUs that fit a
+	 * segment start one (rsw_tx_sock_plan()) and would stop there only
+	 * under memory pressure.
 	 */
 	sock_set_rcvbuf(l->sk, 8192);
 	KUNIT_ASSERT_EQ(test, kernel_bind(l, (struct sockaddr *)&sin,

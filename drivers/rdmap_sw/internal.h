@@ -678,15 +678,18 @@ int rsw_srq_resize_steps(struct ib_srq *ibsrq, u32 size,
  * or the sink's own negative errno.
  */
 /*
- * Start @tx for @pd of @rsw: MULPDU from @cfg's MSS (and max_ulpdu), MSNs
- * at 1.  0, -EOPNOTSUPP with Markers, -EINVAL for a tiny MSS or ORD.
+ * Start @tx for @pd of @rsw: MULPDU from @cfg's MSS (rsw_tx_set_mss()'s
+ * floor applies) and max_ulpdu, MSNs at 1.  0, or -EINVAL for a max_ulpdu
+ * with no room for a header or a bad ORD.
  */
 int rsw_tx_init(struct rsw_tx *tx, const struct rsw_tx_config *cfg,
 		struct rsw_device *rsw, struct ib_pd *pd,
 		const struct rsw_tx_sink_ops *sink, void *ctx);
 /*
- * Size the FPDUs of the messages that follow for TCP's @mss now (at
- * least RSW_TX_MSS_MIN); no-op while a message is in progress.
+ * Size the FPDUs described from now on for TCP's @mss (below
+ * RSW_TX_MSS_MIN, whole multiples of it).  The caller serialises it with
+ * the engine, and calls it only while its sink holds no FPDU sent in part
+ * (which must be described again with the same length).
  */
 void rsw_tx_set_mss(struct rsw_tx *tx, u32 mss);
 /*

@@ -388,8 +388,14 @@ static bool rsw_stream_tx_engine(struct rsw_stream *s)
 	int ret;
 
 	s->stats.tx_calls++;
-	/* The path MTU may have changed: size the next messages for it. */
-	rsw_tx_set_mss(&s->tx, READ_ONCE(tcp_sk(s->sock->sk)->mss_cache));
+	/*
+	 * TCP's MSS may have changed (path MTU, the peer's window grown):
+	 * size the FPDUs still to describe for it, unless one went out in
+	 * part.
+	 */
+	if (!s->ts.skip)
+		rsw_tx_set_mss(&s->tx,
+			       READ_ONCE(tcp_sk(s->sock->sk)->mss_cache));
 	if (s->rtr_send) {
 		ret = rsw_stream_send_rtr(s);
 		if (ret == -EAGAIN)

@@ -8,11 +8,12 @@
  * segments of at most tx->mulpdu octets of ULPDU (RFC 5044 MULPDU of the
  * MSS; with Markers, of an EMSS of at most RSW_TX_MARKER_EMSS); a segment
  * also ends early when its payload pieces run out.  The MSS follows TCP's
- * (rsw_tx_set_mss(), a path MTU that changed) between messages only: an
- * FPDU sent in part must be described again with the same length.  With Markers each FPDU
- * knows its stream offset (tx->off counts the octets the sink took) and
- * carries its Markers; the sink puts them in place and the CRC covers them
- * in stream order (rsw_tx_crc()).  Each FPDU is described in two passes
+ * (rsw_tx_set_mss()) whenever the sink holds no FPDU sent in part, which
+ * must be described again with the same length; DDP segments each carry
+ * their own offset, so a message's FPDUs need not all be one size.  With
+ * Markers each FPDU knows its stream offset (tx->off counts the octets the
+ * sink took) and carries its Markers; the sink puts them in place and the
+ * CRC covers them in stream order (rsw_tx_crc()).  Each FPDU is described in two passes
  * over its payload source: the first collects the (page, offset, length)
  * pieces, the second, once the
  * header (which holds the length) is known, feeds the same pieces to the
@@ -546,6 +547,20 @@ static int rsw_tx_emit(struct rsw_tx *tx, enum rsw_mr_err *err)
 
 /* ------------------------------------------------------------ messages */
 
+/*
+ * The MSS FPDUs are sized for: TCP's, or below RSW_TX_MSS_MIN the least
+ * multiple of it that reaches RSW_TX_MSS_MIN, so that an FPDU is whole
+ * segments (alignment holds) and not tiny.
+ */
+static u32 rsw_tx_eff_mss(u32 mss)
+{
+	if (mss >= RSW_TX_MSS_MIN)
+		return mss;
+	if (!mss)
+		return RSW_TX_MSS_MIN;
+	return mss * DIV_ROUND_UP(RSW_TX_MSS_MIN, mss);
+}
+
 /* The MULPDU for @mss under @cfg (Markers, max_ulpdu). */
 static u32 rsw_tx_mulpdu(const struct rsw_tx_config *cfg, u32 mss)
 {
@@ -565,7 +580,8 @@ int rsw_tx_init(struct rsw_tx *tx, const struct rsw_tx_config *cfg,
 		struct rsw_device *rsw, struct ib_pd *pd,
 		const struct rsw_tx_sink_ops *sink, void *ctx)
 {
-	u32 mulpdu = rsw_tx_mulpdu(cfg, cfg->mss);
+	u32 mss = rsw_tx_eff_mss(cfg->mss);
+	u32 mulpdu = rsw_tx_mulpdu(cfg, mss);
 	int i;
 
 	/* Room for the largest header and at least one payload octet. */
@@ -573,6 +589,7 @@ int rsw_tx_init(struct rsw_tx *tx, const struct rsw_tx_config *cfg,
 		return -EINVAL;
 	memset(tx, 0, offsetof(struct rsw_tx, batch));
 	tx->cfg = *cfg;
+	tx->cfg.mss = mss;
 	tx->mulpdu = mulpdu;
 	tx->rsw = rsw;
 	tx->pd = pd;
@@ -586,17 +603,14 @@ EXPORT_SYMBOL_IF_KUNIT(rsw_tx_init);
 
 void rsw_tx_set_mss(struct rsw_tx *tx, u32 mss)
 {
-	u32 mulpdu;
-
-	mss = max_t(u32, mss, RSW_TX_MSS_MIN);
-	/* A message's FPDUs, one sent in part among them, keep their size. */
-	if (mss == tx->cfg.mss || tx->msg.kind != RSW_TX_IDLE)
-		return;
-	mulpdu = rsw_tx_mulpdu(&tx->cfg, mss);
-	if (mulpdu <= RSW_HDR_MAX_LEN)
+	mss = rsw_tx_eff_mss(mss);
+	if (mss == tx->cfg.mss)
 		return;
 	tx->cfg.mss = mss;
-	tx->mulpdu = mulpdu;
+	/* Room for a header: 536 octets or more, and rsw_tx_init() checked
+	 * max_ulpdu's.
+	 */
+	tx->mulpdu = rsw_tx_mulpdu(&tx->cfg, mss);
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_tx_set_mss);
 

@@ -53,9 +53,10 @@
 /* FPDUs described before the sink is called. */
 #define RSW_TX_BATCH		8
 /*
- * The smallest MSS FPDUs are sized for after the connection started
- * (TCP's default MSS): a peer shrinking its window to shrink our MSS
- * does not make FPDUs tiny, and larger FPDUs still cross segments fine.
+ * The least MSS FPDUs are sized for (TCP's default MSS): below it, a
+ * multiple of TCP's MSS (tx.c rsw_tx_eff_mss()), so a peer's tiny MSS
+ * option or window does not make our FPDUs tiny, and each FPDU is still
+ * whole segments.
  */
 #define RSW_TX_MSS_MIN		536
 /*
