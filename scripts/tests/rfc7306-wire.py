@@ -33,28 +33,10 @@ import struct
 import sys
 import time
 
-# --------------------------------------------------------------- CRC32c
-# Castagnoli, reflected (RFC 3385 / RFC 3720 appendix B.4; RFC 5044 uses
-# it and sends the result in the order of RFC 3720's examples).
-_CRC_TABLE = []
-for _i in range(256):
-    _c = _i
-    for _ in range(8):
-        _c = (_c >> 1) ^ 0x82F63B78 if _c & 1 else _c >> 1
-    _CRC_TABLE.append(_c)
-
-
-def crc32c(data):
-    c = 0xFFFFFFFF
-    t = _CRC_TABLE
-    for b in data:
-        c = t[(c ^ b) & 0xFF] ^ (c >> 8)
-    return c ^ 0xFFFFFFFF
-
-
-def crc_octets(data):
-    """The four CRC octets as they go on the wire (RFC 3720 B.4 order)."""
-    return struct.pack('<I', crc32c(data))
+# CRC32c and the pcap reader: pcaplib.py, beside this script (no
+# __pycache__ written into the checkout).
+sys.dont_write_bytecode = True
+from pcaplib import crc_octets, read_pcap  # noqa: E402
 
 
 # -------------------------------------------------------------- capture
@@ -132,19 +114,6 @@ def capture(args):
     return 1 if drops else 0
 
 
-def read_pcap(path):
-    data = open(path, 'rb').read()
-    magic = struct.unpack('<I', data[:4])[0]
-    if magic != 0xa1b2c3d4:
-        raise SystemExit('%s: not a little-endian microsecond pcap' % path)
-    off = 24
-    while off + 16 <= len(data):
-        sec, usec, incl, orig = struct.unpack('<IIII', data[off:off + 16])
-        off += 16
-        yield sec + usec / 1e6, data[off:off + incl]
-        off += incl
-
-
 # ----------------------------------------------------------- reassembly
 class Flow:
     def __init__(self, key, t):
@@ -182,7 +151,7 @@ class Flow:
 
 def flows_of(pcap, port):
     flows = {}
-    for t, frame in read_pcap(pcap):
+    for t, frame, _ in read_pcap(pcap):
         tcp = tcp_of_frame(frame)
         if not tcp:
             continue
