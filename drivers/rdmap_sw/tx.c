@@ -13,13 +13,13 @@
  * their own offset, so a message's FPDUs need not all be one size.  With
  * Markers each FPDU knows its stream offset (tx->off counts the octets the
  * sink took) and carries its Markers; the sink puts them in place and the
- * CRC covers them in stream order (rsw_tx_crc()).  Each FPDU is described in two passes
- * over its payload source: the first collects the (page, offset, length)
- * pieces, the second, once the
- * header (which holds the length) is known, feeds the same pieces to the
- * CRC under the MR lock, so every byte is read once and only through
- * mem.c's checked walk.  Described FPDUs go to the sink in batches;
- * whatever it does not take is described again on the next call.
+ * CRC covers them in stream order (rsw_tx_crc()).  Each FPDU is described
+ * in two passes over its payload source: the first collects the (page,
+ * offset, length) pieces, the second, once the header (which holds the
+ * length) is known, feeds the same pieces to the CRC under the MR lock,
+ * so every byte is read once and only through mem.c's checked walk.
+ * Described FPDUs go to the sink in batches; whatever it does not take is
+ * described again on the next call.
  *
  * Untagged queues (RFC 5041 section 5): MSNs start at 1 per queue and
  * advance once per message; MO is the message offset of the segment.
