@@ -9,6 +9,12 @@
 # PASS, FAIL or SKIP; skip NAME WHY records a step not run; summary prints
 # every verdict, the total wall time, the five slowest steps and the line
 # "N passed, N failed, N skipped" that CI reads.
+#
+# RSW_STEPS=ERE runs only the steps whose names match (and the set-up and
+# build steps everything needs): e.g. RSW_STEPS='^vm2-nfs-' make stress.
+# A group runs whole if its boot or any member matches.  Steps left out
+# are no verdict of any kind: the summary counts them on a line of their
+# own, and a selected run never stands for the whole suite.
 RSW_SUITE=$1
 logdir="$RSW_CACHE/$RSW_SUITE/$(date +%Y%m%d-%H%M%S)"
 mkdir -p "$logdir"
@@ -19,6 +25,20 @@ declare -a results=() retry_steps=()
 t_start=$SECONDS
 
 declare -A step_secs=()
+deselected=0
+
+# selected NAME...: whether any NAME is to run under RSW_STEPS.
+selected() {
+	local n
+	[ -n "${RSW_STEPS:-}" ] || return 0
+	for n in "$@"; do
+		case "$n" in
+		setup | debug-kernel | build-* | rdma-core | siw) return 0 ;;
+		esac
+		[[ "$n" =~ $RSW_STEPS ]] && return 0
+	done
+	return 1
+}
 
 # inner_skips LOG: the "SKIP: reason" lines a step printed (guest tests'
 # skip(), scripts/vm for a check it did not make, kunit for skipped cases).
@@ -70,6 +90,10 @@ record() {
 step() {
 	local name=$1 t0=$SECONDS rc
 	shift
+	if ! selected "$name"; then
+		deselected=$((deselected + 1))
+		return 0
+	fi
 	rsw_log "=== $name: $*"
 	"$@" >"$logdir/$name.log" 2>&1
 	rc=$?
@@ -91,6 +115,10 @@ group() {
 		[ "$prev" != -- ] || names+=("$a")
 		prev=$a
 	done
+	if ! selected "$boot" "${names[@]}"; then
+		deselected=$((deselected + ${#names[@]}))
+		return 0
+	fi
 	mkdir -p "$RSW_CACHE/runs"
 	run=$(mktemp -d "$RSW_CACHE/runs/$boot.XXXXXX")
 	rsw_log "=== $boot: one boot for ${names[*]}"
@@ -119,6 +147,10 @@ group() {
 }
 
 skip() {
+	if ! selected "$1"; then
+		deselected=$((deselected + 1))
+		return 0
+	fi
 	skipped=$((skipped + 1))
 	results+=("SKIP  $1: $2")
 	rsw_log "=== $1: SKIP ($2)"
@@ -138,6 +170,8 @@ summary() {
 	done | sort -rn | head -n 5
 	echo "retries: $retries"
 	[ "$retries" -eq 0 ] || printf '  %s\n' "${retry_steps[@]}"
+	[ -z "${RSW_STEPS:-}" ] ||
+		echo "deselected: $deselected steps not run (RSW_STEPS='$RSW_STEPS'): a partial run"
 	echo "$passed passed, $failed failed, $skipped skipped"
 }
 
