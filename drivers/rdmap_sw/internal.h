@@ -705,6 +705,16 @@ void rsw_tx_set_mss(struct rsw_tx *tx, u32 mss);
  */
 int rsw_tx_process(struct rsw_tx *tx, struct rsw_qp *qp, unsigned int budget);
 /*
+ * Emit only the next FPDU of the message in progress (a batch of one), so
+ * that a stream that must stop mid-message (its Terminate) first finishes
+ * the FPDU its sink took in part (tx.h); the caller then abandons the
+ * message (rsw_tx_abort()).  Should that FPDU end the message, the message
+ * finishes as usual (a Send or Write completes on @qp).  0 once the FPDU
+ * was taken (or no message is in progress), -EAGAIN if the sink is full,
+ * -EFAULT if its memory failed a check (nothing sent), or the sink's error.
+ */
+int rsw_tx_next_fpdu(struct rsw_tx *tx, struct rsw_qp *qp);
+/*
  * Emit one WQE copy with ticket @idx now (rsw_tx_process()'s step; @qp
  * NULL: complete nothing, for KUnit).  -EPROTO: refused before sending
  * (completed with its error status); the peer must hear of it: the

@@ -465,16 +465,17 @@ static enum rsw_mr_err rsw_tx_fpdu(struct rsw_tx *tx, struct rsw_tx_fpdu *f,
 }
 
 /*
- * Fill the batch with the message's next FPDUs, up to its last one.  On
- * failure nothing is held and the batch is empty.
+ * Fill the batch with the message's next FPDUs, at most @max (up to
+ * RSW_TX_BATCH), up to its last one.  On failure nothing is held and the
+ * batch is empty.
  */
-static enum rsw_mr_err rsw_tx_describe(struct rsw_tx *tx)
+static enum rsw_mr_err rsw_tx_describe(struct rsw_tx *tx, unsigned int max)
 {
 	u32 pos = tx->msg.done, start = tx->off;
 	enum rsw_mr_err err;
 
 	tx->nbatch = 0;
-	while (tx->nbatch < RSW_TX_BATCH) {
+	while (tx->nbatch < min_t(unsigned int, max, RSW_TX_BATCH)) {
 		struct rsw_tx_fpdu *f = &tx->batch[tx->nbatch];
 
 		err = rsw_tx_fpdu(tx, f, pos, start);
@@ -521,6 +522,13 @@ static int rsw_tx_push(struct rsw_tx *tx, bool *last)
 	return n == tx->nbatch ? 0 : -EAGAIN;
 }
 
+/* The message's last FPDU was taken: an untagged queue's MSN advances. */
+static void rsw_tx_msg_sent(struct rsw_tx *tx)
+{
+	if (!rsw_rdmap_op_tagged(tx->msg.op))
+		tx->msn[rsw_rdmap_op_qn(tx->msg.op)]++;
+}
+
 /*
  * Emit the rest of the message in progress.  0 once its last FPDU was
  * taken (untagged: its queue's MSN advanced), -EAGAIN if the sink is
@@ -533,15 +541,14 @@ static int rsw_tx_emit(struct rsw_tx *tx, enum rsw_mr_err *err)
 	int ret;
 
 	while (!last) {
-		*err = rsw_tx_describe(tx);
+		*err = rsw_tx_describe(tx, RSW_TX_BATCH);
 		if (*err)
 			return -EFAULT;
 		ret = rsw_tx_push(tx, &last);
 		if (ret)
 			return ret;
 	}
-	if (!rsw_rdmap_op_tagged(tx->msg.op))
-		tx->msn[rsw_rdmap_op_qn(tx->msg.op)]++;
+	rsw_tx_msg_sent(tx);
 	return 0;
 }
 
@@ -910,6 +917,25 @@ static int rsw_tx_resume(struct rsw_tx *tx, struct rsw_qp *qp)
 	if (!ret)
 		rsw_tx_finish(tx, qp);
 	return ret;
+}
+
+int rsw_tx_next_fpdu(struct rsw_tx *tx, struct rsw_qp *qp)
+{
+	bool last = false;
+	int ret;
+
+	if (tx->msg.kind == RSW_TX_IDLE)
+		return 0;
+	/* A batch of one: the FPDU the sink may have taken in part. */
+	if (rsw_tx_describe(tx, 1))
+		return -EFAULT;
+	ret = rsw_tx_push(tx, &last);
+	if (ret || !last || tx->msg.imm_next)
+		return ret;
+	/* It was the message's last: the message is out as usual. */
+	rsw_tx_msg_sent(tx);
+	rsw_tx_finish(tx, qp);
+	return 0;
 }
 
 int rsw_tx_wqe(struct rsw_tx *tx, struct rsw_qp *qp,

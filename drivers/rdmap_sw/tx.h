@@ -23,7 +23,11 @@
  * taken again on its next call, identically while their memory is unchanged
  * (same message offset, pieces and CRC), so an FPDU the socket took only in
  * part counts as not taken and the sink skips the octets it already sent
- * (tx_sock.c).
+ * (tx_sock.c).  Such an FPDU must be finished before anything else can go
+ * out: a stream that stops mid-message for its Terminate has the engine
+ * emit just that FPDU (rsw_tx_next_fpdu(), a batch of one), then abandons
+ * the message (rsw_tx_abort()) and sends the Terminate, which so starts
+ * at an FPDU boundary.
  * @more is true while the batch does not end the message in progress.
  *
  * Lifetime of page pieces: no memory is read for sending after its owner
@@ -268,7 +272,8 @@ struct rsw_tx {
 /* The socket sink (tx_sock.c): one per stream, owned with its rsw_tx. */
 struct rsw_tx_sock {
 	struct socket *sock;
-	u32 skip;		/* octets of the next FPDU already sent */
+	/* Octets of the next FPDU already sent: nothing else may go first. */
+	u32 skip;
 	u32 skip_len;		/* its length then */
 	u64 spliced;		/* octets sent with MSG_SPLICE_PAGES */
 	bool corked;		/* the last octets went with MSG_MORE */
