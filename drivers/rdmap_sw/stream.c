@@ -58,6 +58,17 @@
  * A QP moved to ERROR (by the ULP, a completion error or destroy_qp), a
  * reset or error on the socket, or a fault in the TX engine end the
  * stream abortively from any phase: the socket is closed with a reset.
+ * One exception: the ERROR our own Terminate put the QP in does not cut
+ * the LINGER that sends it (rsw_stream_broken()).
+ *
+ * Our Terminate (RFC 5040 section 7.1: sent for every local and remote
+ * error before the stream closes) goes at an FPDU boundary.  RUN sends it
+ * at once when it can; when TCP holds part of an FPDU (the socket sink's
+ * skip, tx.h) or an RTR in progress is in the way, it stays pending
+ * (term_pending) and LINGER, before the FIN, finishes the RTR or only
+ * that FPDU, abandons the message in progress (its WQE flushed) and sends
+ * the Terminate.  A socket still full when the linger timeout ends
+ * LINGER: the reset goes without it.
  *
  * Ready to receive (RFC 5044 section 7.1.2, RFC 6581): a responder sends
  * nothing before it has received a valid FPDU; with the peer-to-peer
@@ -692,29 +703,53 @@ static void rsw_stream_linger(struct rsw_stream *s)
 }
 
 /*
+ * Our pending Terminate (s->term_pending), socket owned, in the engine
+ * (tx_active).  It goes at an FPDU boundary, so first whatever is in the
+ * way: an RTR still in progress is finished; an FPDU TCP took in part
+ * (ts.skip) is finished alone (rsw_tx_next_fpdu()).  Then the message in
+ * progress is abandoned (its WQE flushed, with the cause set before) and
+ * the Terminate queued.  0 once it is out; -EAGAIN: socket full, still
+ * pending or in progress, the next LINGER round goes on (write space
+ * kicks it); else the sink's error: given up, nothing more can be said.
+ */
+static int rsw_stream_term_out(struct rsw_stream *s)
+{
+	int ret = 0;
+
+	sock_owned_by_me(s->sock->sk);
+	if (rsw_stream_rtr_busy(s))
+		ret = rsw_stream_send_rtr(s);
+	if (!ret && s->ts.skip)
+		ret = rsw_tx_next_fpdu(&s->tx, s->qp);
+	if (ret) {
+		if (ret != -EAGAIN)
+			s->term_pending = false;
+		return ret;
+	}
+	s->term_pending = false;
+	rsw_stream_tx_abort(s);
+	ret = rsw_tx_terminate(&s->tx, &s->term);
+	/* Taken in part: it is the message in progress, LINGER ends it. */
+	if (ret >= 0 || s->tx.msg.kind == RSW_TX_TERM) {
+		s->stats.term_sent = 1;
+		s->stats.term = s->term.why.cause;
+	}
+	return ret;
+}
+
+/*
  * Send the Terminate decided by RX or TX (socket owned), then linger; the
  * caller reports it once the socket is released (rsw_stream_terminated()).
+ * What cannot go out now (TCP full) LINGER sends before our FIN.
  */
 static void rsw_stream_terminate(struct rsw_stream *s)
 {
-	int ret;
-
-	/*
-	 * In the middle of an FPDU there is no place to put it, nor behind
-	 * an RTR still in the socket's way (which lingering sends first).
-	 */
 	/* Before the abort's flushes: they carry the cause. */
 	rsw_qp_term_cause(s->qp, rsw_term_vendor_err(&s->term.why.cause));
-	if (!s->ts.skip && !rsw_stream_rtr_busy(s)) {
-		rsw_stream_tx_abort(s);
-		s->tx_active = true;
-		ret = rsw_tx_terminate(&s->tx, &s->term);
-		s->tx_active = false;
-		if (ret >= 0 || s->tx.msg.kind == RSW_TX_TERM) {
-			s->stats.term_sent = 1;
-			s->stats.term = s->term.why.cause;
-		}
-	}
+	s->term_pending = true;
+	s->tx_active = true;
+	rsw_stream_term_out(s);
+	s->tx_active = false;
 	rsw_stream_linger(s);
 }
 
@@ -733,13 +768,20 @@ static void rsw_stream_terminated(struct rsw_stream *s,
 /*
  * Why the stream must end abortively now (an errno), or 0: the QP was
  * moved to ERROR or destroyed, its namespace or netdev is going, or the
- * socket failed.
+ * socket failed.  Our own Terminate moved the QP to ERROR itself
+ * (rsw_stream_terminated()): in the LINGER after it, ERROR does not cut
+ * the stream, else the reset would discard the Terminate TCP still holds.
+ * A ULP moving it to ERROR once more then goes unseen: the linger timeout
+ * bounds that; destroy_qp (dead) still cuts.
  */
 static int rsw_stream_broken(const struct rsw_stream *s)
 {
 	struct sock *sk = s->sock->sk;
 	int err = rsw_stream_cut(s);
 
+	if (err == -ECONNABORTED && s->phase == RSW_STREAM_LINGER &&
+	    s->why == RSW_WHY_TERMINATE && !READ_ONCE(s->qp->dead))
+		err = 0;
 	if (err)
 		return err;
 	/*
@@ -861,8 +903,33 @@ static bool rsw_stream_step_run(struct rsw_stream *s)
 }
 
 /*
+ * LINGER's output before our FIN, socket owned: a pending Terminate (with
+ * what is in its way), else the message in progress (the RTR, a
+ * Terminate taken in part, or what an orderly close lets finish).  0 when
+ * all is out, -EAGAIN while TCP is full, or an error (FIN all the same).
+ */
+static int rsw_stream_linger_tx(struct rsw_stream *s)
+{
+	int ret = 0;
+
+	sock_owned_by_me(s->sock->sk);
+	s->tx_active = true;
+	if (s->term_pending)
+		ret = rsw_stream_term_out(s);
+	if (!ret && rsw_stream_rtr_busy(s))
+		ret = rsw_stream_send_rtr(s);
+	else if (!ret && s->tx.msg.kind != RSW_TX_IDLE)
+		ret = rsw_tx_process(&s->tx, s->qp, 0);
+	s->tx_active = false;
+	return ret;
+}
+
+/*
  * LINGER: discard what comes, finish what is queued, then our FIN; the
- * end once the peer's FIN came or the linger timeout ran.
+ * end once the peer's FIN came or the linger timeout ran.  A timeout that
+ * comes while TCP is still full ends the stream with a reset before that
+ * output (a pending Terminate included) went out: the peer that reads
+ * nothing for RSW_STREAM_LINGER_MS hears nothing more.
  */
 static bool rsw_stream_step_linger(struct rsw_stream *s)
 {
@@ -877,15 +944,8 @@ static bool rsw_stream_step_linger(struct rsw_stream *s)
 	}
 	lock_sock(sk);
 	more = rsw_stream_rx(s);
-	if (!s->fin_sent) {
-		ret = 0;
-		s->tx_active = true;
-		if (rsw_stream_rtr_busy(s))
-			ret = rsw_stream_send_rtr(s);
-		else if (s->tx.msg.kind != RSW_TX_IDLE)
-			ret = rsw_tx_process(&s->tx, s->qp, 0);
-		s->tx_active = false;
-	}
+	if (!s->fin_sent)
+		ret = rsw_stream_linger_tx(s);
 	release_sock(sk);
 	if (!s->fin_sent && ret != -EAGAIN) {
 		kernel_sock_shutdown(s->sock, SHUT_WR);

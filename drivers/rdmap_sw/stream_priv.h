@@ -112,6 +112,7 @@ struct rsw_stream {
 	bool eof;			/* peer's FIN at an FPDU boundary */
 	bool fin_sent;
 	struct rsw_tx_term term;	/* why == TERMINATE: ours */
+	bool term_pending;		/* ours, not yet queued (LINGER sends it) */
 	struct rsw_term_cause peer_term;	/* why == PEER_TERM: the peer's */
 
 	struct rsw_stream_recv recv;
