@@ -3549,6 +3549,173 @@ static void st_peer_local_term(struct kunit *test)
 }
 
 /*
+ * Regression: our Terminate while TCP holds part of an FPDU.  The raw peer
+ * reads nothing, so a large RDMA Write stops mid-FPDU on a full socket
+ * (part of an FPDU in TCP, the sink's skip); then the peer sends a bad
+ * FPDU, or the QP is moved to SQE.  RFC 5040 section 7.1 wants the
+ * Terminate sent, but the stream skipped it ("no place to put it"): the
+ * peer got the rest of the Write and a reset.  Now, when the peer reads,
+ * it finds the rest of that FPDU only, then the Terminate, then our FIN;
+ * the Write completes with a flush error carrying the cause.
+ */
+struct st_mid_case {
+	const char *name;
+	bool sqe;		/* the QP to SQE, else a bad FPDU */
+	u8 layer, etype, ecode;
+};
+
+static const struct st_mid_case st_mid_cases[] = {
+	{ "bad FPDU: write STag of no MR", false,
+	  ST_DDP_T, RSW_DDP_EC_T_INVALID_STAG },
+	{ "QP to SQE", true, RSW_TERM_LAYER_RDMAP, RSW_RDMAP_ET_CATASTROPHIC, 0 },
+};
+
+KUNIT_ARRAY_PARAM_DESC(st_mid, st_mid_cases, name);
+
+#define ST_MID_LEN	SZ_1M		/* far more than both buffers hold */
+#define ST_MID_BUF	(72 * 1024)	/* one FPDU at the loopback MSS */
+#define ST_MID_RADDR	0x10000ULL
+
+/* Lock @sk's send buffer at @snd octets. */
+static void st_sock_bufs(struct sock *sk, int snd)
+{
+	lock_sock(sk);
+	sk->sk_userlocks |= SOCK_SNDBUF_LOCK;
+	WRITE_ONCE(sk->sk_sndbuf, snd);
+	release_sock(sk);
+}
+
+/*
+ * Wait until the stream's TX sits still in the middle of an FPDU: part of
+ * it in TCP (ts.skip), the send buffer full, nothing moving for
+ * ST_QUIET_MS.
+ */
+static void st_wait_mid_fpdu(struct kunit *test, struct rsw_stream *s)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(ST_WAIT_MS);
+	struct sock *sk = s->sock->sk;
+	u32 skip, off, last_skip = 0, last_off = 0;
+	bool full;
+
+	for (;;) {
+		lock_sock(sk);
+		skip = s->ts.skip;
+		off = s->tx.off;
+		full = !sk_stream_memory_free(sk);
+		release_sock(sk);
+		if (skip && full && skip == last_skip && off == last_off)
+			return;
+		last_skip = skip;
+		last_off = off;
+		KUNIT_ASSERT_TRUE_MSG(test, time_before(jiffies, end),
+				      "TX never stopped mid-FPDU: skip %u, full %d",
+				      skip, full);
+		msleep(ST_QUIET_MS);
+	}
+}
+
+/*
+ * Read the Write's FPDUs from the raw end, checking them against @src,
+ * up to the first FPDU of another kind, left in @buf; its ULPDU length.
+ */
+static int st_mid_drain_write(struct kunit *test, struct st_hx *x, u8 *buf,
+			      const u8 *src)
+{
+	const union rsw_hdr *h = (const void *)buf;
+	const u32 hl = sizeof(struct rsw_ddp_tagged);
+	u32 got = 0, plen;
+	int ulpdu;
+
+	for (;;) {
+		ulpdu = st_read_fpdu(test, x, buf, ST_MID_BUF);
+		KUNIT_ASSERT_GE_MSG(test, ulpdu, 0, "after %u Write octets: %d",
+				    got, ulpdu);
+		if (rsw_rdmap_opcode(&h->c) != RSW_OP_WRITE)
+			return ulpdu;
+		KUNIT_ASSERT_TRUE(test, rsw_ddp_tagged(&h->c));
+		KUNIT_ASSERT_FALSE_MSG(test, rsw_ddp_last(&h->c),
+				       "the whole Write went out");
+		KUNIT_ASSERT_EQ(test, be64_to_cpu(h->tagged.to),
+				ST_MID_RADDR + got);
+		plen = ulpdu + RSW_MPA_HDR_LEN - hl;
+		KUNIT_ASSERT_LE(test, got + plen, ST_MID_LEN);
+		KUNIT_ASSERT_TRUE_MSG(test, !memcmp(buf + hl, src + got, plen),
+				      "Write payload at %u", got);
+		got += plen;
+	}
+}
+
+static void st_peer_term_mid_fpdu(struct kunit *test)
+{
+	const struct st_mid_case *c = test->param_value;
+	struct rsw_mpa_conn conn = {
+		.rev = RSW_MPA_REV_2, .crc = true, .enhanced = true,
+		.ird = ST_HX_IRD, .ord = ST_HX_ORD,
+	};
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_SQE };
+	struct st_lbuf src = st_lbuf_new(test, ST_MID_LEN);
+	u8 *buf = st_vmalloc(test, ST_MID_BUF);
+	const struct rsw_hdr_term *th = (const void *)buf;
+	struct rsw_stream_stats ss;
+	struct rsw_stream *s;
+	struct socket *qs;
+	struct st_hx *x;
+	struct ib_sge sge;
+	struct ib_wc wc;
+	u8 b;
+
+	x = st_hx_prepare(test, true, false, &qs);
+	/* The raw end's receive buffer stays as it is: it reads nothing. */
+	st_sock_bufs(qs->sk, 32 * 1024);
+	st_attach(test, x->e, qs, &conn, false);
+	rsw_stream_start(to_rsw_qp(x->e->qp));
+	s = to_rsw_qp(x->e->qp)->stream;
+	st_peer_first(test, x);
+
+	st_pattern(src.base, ST_MID_LEN, 5);
+	sge = st_sge(st.pd, src.base, ST_MID_LEN);
+	st_post_rdma(test, x->e, 9, IB_WR_RDMA_WRITE, 0, &sge, 1, ST_MID_RADDR,
+		     0x00424201, 0);
+	st_wait_mid_fpdu(test, s);
+
+	if (c->sqe) {
+		KUNIT_ASSERT_EQ(test, ib_modify_qp(x->e->qp, &attr,
+						   IB_QP_STATE), 0);
+	} else {
+		st_b_write_no_mr(x);
+		KUNIT_ASSERT_EQ(test, st_send_all(x->raw, x->frame,
+						  x->frame_len),
+				(int)x->frame_len);
+	}
+	/* The rest of the partial FPDU, the Terminate, the FIN. */
+	KUNIT_ASSERT_GE(test, st_mid_drain_write(test, x, buf, src.base) +
+			RSW_MPA_HDR_LEN, (int)sizeof(struct rsw_hdr_term));
+	KUNIT_EXPECT_EQ(test, rsw_rdmap_opcode(&th->ddp.c), RSW_OP_TERMINATE);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(th->ddp.qn), RSW_QN_TERMINATE);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(th->ddp.msn), 1);
+	KUNIT_EXPECT_EQ(test, rsw_term_layer(&th->term), c->layer);
+	KUNIT_EXPECT_EQ(test, rsw_term_etype(&th->term), c->etype);
+	KUNIT_EXPECT_EQ(test, rsw_term_ecode(&th->term), c->ecode);
+	KUNIT_EXPECT_EQ(test, rsw_term_d(&th->term), !c->sqe);
+	KUNIT_EXPECT_EQ_MSG(test, st_recv_all(x->raw, &b, 1), 0,
+			    "no FIN after the Terminate");
+
+	kernel_sock_shutdown(x->raw, SHUT_WR);
+	KUNIT_EXPECT_TRUE_MSG(test, st_wait_closed(x->e), "closed() not called");
+	KUNIT_EXPECT_EQ(test, st_state(test, x->e), IB_QPS_ERR);
+	KUNIT_ASSERT_TRUE(test, st_poll(x->e->scq, &wc, ST_WAIT_MS));
+	KUNIT_EXPECT_EQ(test, wc.wr_id, 9);
+	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_WR_FLUSH_ERR);
+	KUNIT_EXPECT_EQ(test, wc.vendor_err,
+			st_term_ve(c->layer, c->etype, c->ecode));
+	ss = st_stats(test, x->e);
+	KUNIT_EXPECT_EQ(test, ss.term_sent, 1);
+	KUNIT_EXPECT_EQ(test, ss.term.layer, c->layer);
+	KUNIT_EXPECT_EQ(test, ss.term.etype, c->etype);
+	KUNIT_EXPECT_EQ(test, ss.term.ecode, c->ecode);
+}
+
+/*
  * The QP as peer-to-peer initiator against the raw peer: its first FPDU is
  * the zero-length RTR of the negotiated type (a Read is answered), then
  * Sends flow both ways with the right MSNs.
@@ -3958,6 +4125,7 @@ static struct kunit_case st_cases[] = {
 	KUNIT_CASE(st_peer_imm_after_send),
 	KUNIT_CASE_PARAM(st_peer_bad_resp, st_resp_gen_params),
 	KUNIT_CASE_PARAM(st_peer_local_term, st_local_gen_params),
+	KUNIT_CASE_PARAM(st_peer_term_mid_fpdu, st_mid_gen_params),
 	KUNIT_CASE(st_peer_fenced_local_inv),
 	KUNIT_CASE_PARAM(st_peer_rtr, st_rtr_gen_params),
 	KUNIT_CASE(st_reset_live_stream),
