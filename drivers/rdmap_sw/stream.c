@@ -779,9 +779,10 @@ static int rsw_stream_broken(const struct rsw_stream *s)
 	struct sock *sk = s->sock->sk;
 	int err = rsw_stream_cut(s);
 
+	/* rsw_stream_cut() tells ERROR first: a dying netns or netdev cuts. */
 	if (err == -ECONNABORTED && s->phase == RSW_STREAM_LINGER &&
 	    s->why == RSW_WHY_TERMINATE && !READ_ONCE(s->qp->dead))
-		err = 0;
+		err = READ_ONCE(s->net_gone) ? -ENETDOWN : 0;
 	if (err)
 		return err;
 	/*
@@ -906,7 +907,8 @@ static bool rsw_stream_step_run(struct rsw_stream *s)
  * LINGER's output before our FIN, socket owned: a pending Terminate (with
  * what is in its way), else the message in progress (the RTR, a
  * Terminate taken in part, or what an orderly close lets finish).  0 when
- * all is out, -EAGAIN while TCP is full, or an error (FIN all the same).
+ * all is out, -EAGAIN while TCP is full, or an error (then a reset: the
+ * stream may end inside an FPDU).
  */
 static int rsw_stream_linger_tx(struct rsw_stream *s)
 {
@@ -929,7 +931,9 @@ static int rsw_stream_linger_tx(struct rsw_stream *s)
  * end once the peer's FIN came or the linger timeout ran.  A timeout that
  * comes while TCP is still full ends the stream with a reset before that
  * output (a pending Terminate included) went out: the peer that reads
- * nothing for RSW_STREAM_LINGER_MS hears nothing more.
+ * nothing for RSW_STREAM_LINGER_MS hears nothing more.  So does the peer's
+ * FIN while our output is not all in TCP: a FIN of ours after a truncated
+ * FPDU would leave the peer a malformed stream.
  */
 static bool rsw_stream_step_linger(struct rsw_stream *s)
 {
@@ -947,12 +951,18 @@ static bool rsw_stream_step_linger(struct rsw_stream *s)
 	if (!s->fin_sent)
 		ret = rsw_stream_linger_tx(s);
 	release_sock(sk);
-	if (!s->fin_sent && ret != -EAGAIN) {
+	if (ret && ret != -EAGAIN) {
+		/* Output failed mid-way: a FIN would end a truncated stream. */
+		rsw_stream_end(s, true, ret);
+		return false;
+	}
+	if (!s->fin_sent && !ret) {
 		kernel_sock_shutdown(s->sock, SHUT_WR);
 		s->fin_sent = true;
 	}
 	if (s->eof || !delayed_work_pending(&s->linger)) {
-		rsw_stream_end(s, !s->eof, 0);
+		/* In order only once all our output, FIN last, is in TCP. */
+		rsw_stream_end(s, !s->eof || !s->fin_sent, 0);
 		return false;
 	}
 	return more;
