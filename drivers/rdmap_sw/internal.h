@@ -709,9 +709,12 @@ int rsw_tx_process(struct rsw_tx *tx, struct rsw_qp *qp, unsigned int budget);
  * that a stream that must stop mid-message (its Terminate) first finishes
  * the FPDU its sink took in part (tx.h); the caller then abandons the
  * message (rsw_tx_abort()).  Should that FPDU end the message, the message
- * finishes as usual (a Send or Write completes on @qp).  0 once the FPDU
- * was taken (or no message is in progress), -EAGAIN if the sink is full,
- * -EFAULT if its memory failed a check (nothing sent), or the sink's error.
+ * finishes as usual (a Send or Write completes on @qp; a Read Request is
+ * recorded outstanding and flushed with the rest); a Write with Immediate
+ * stays in progress, its Immediate unsent, and the abort flushes it.  0
+ * once TCP took all of the FPDU (or no message is in progress), -EAGAIN if
+ * the sink is full, -EFAULT if its memory failed a check (nothing sent),
+ * or the sink's error.
  */
 int rsw_tx_next_fpdu(struct rsw_tx *tx, struct rsw_qp *qp);
 /*

@@ -226,6 +226,7 @@ static int rsw_qp_enter_idle(struct rsw_qp *qp, enum ib_qp_state to)
 	}
 	/* No Terminate cause outlives the stream it belonged to. */
 	qp->term_vendor_err = 0;
+	WRITE_ONCE(qp->ulp_err, false);
 	qp->idle_state = to;
 	return 0;
 }
@@ -1037,6 +1038,9 @@ static int rsw_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		ret = -EINVAL;
 	else if (mask & IB_QP_STATE)
 		ret = rsw_qp_change_state(qp, attr->qp_state);
+	/* The stream's LINGER after our Terminate ends on it (stream.c). */
+	if (!ret && mask & IB_QP_STATE && attr->qp_state == IB_QPS_ERR)
+		WRITE_ONCE(qp->ulp_err, true);
 	if (!ret && mask & IB_QP_STATE)
 		rsw_qp_kick_stream(qp);
 	if (!ret) {

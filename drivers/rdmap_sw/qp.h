@@ -163,6 +163,7 @@ struct rsw_qp {
 	enum rsw_qp_state state;
 	enum ib_qp_state idle_state;	/* RESET, INIT or RTR while IDLE */
 	bool dead;			/* destroy_qp began */
+	bool ulp_err;			/* the consumer asked for ERROR */
 	bool sig_all;			/* IB_SIGNAL_ALL_WR */
 	u32 max_inline;
 	u32 access;			/* IB_QP_ACCESS_FLAGS */

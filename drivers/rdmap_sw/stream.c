@@ -59,7 +59,8 @@
  * reset or error on the socket, or a fault in the TX engine end the
  * stream abortively from any phase: the socket is closed with a reset.
  * One exception: the ERROR our own Terminate put the QP in does not cut
- * the LINGER that sends it (rsw_stream_broken()).
+ * the LINGER that sends it (rsw_stream_broken()); the consumer's ERROR
+ * does.
  *
  * Our Terminate (RFC 5040 section 7.1: sent for every local and remote
  * error before the stream closes) goes at an FPDU boundary.  RUN sends it
@@ -702,15 +703,23 @@ static void rsw_stream_linger(struct rsw_stream *s)
 			 msecs_to_jiffies(RSW_STREAM_LINGER_MS));
 }
 
+/* Our Terminate is all in TCP: count it (stats are for KUnit). */
+static void rsw_stream_term_sent(struct rsw_stream *s)
+{
+	s->stats.term_sent = 1;
+	s->stats.term = s->term.why.cause;
+}
+
 /*
  * Our pending Terminate (s->term_pending), socket owned, in the engine
  * (tx_active).  It goes at an FPDU boundary, so first whatever is in the
  * way: an RTR still in progress is finished; an FPDU TCP took in part
  * (ts.skip) is finished alone (rsw_tx_next_fpdu()).  Then the message in
  * progress is abandoned (its WQE flushed, with the cause set before) and
- * the Terminate queued.  0 once it is out; -EAGAIN: socket full, still
- * pending or in progress, the next LINGER round goes on (write space
- * kicks it); else the sink's error: given up, nothing more can be said.
+ * the Terminate queued.  0 once it is all in TCP; -EAGAIN: socket full,
+ * still pending or taken in part, the next LINGER round goes on (write
+ * space kicks it); else an error: it stays pending, so LINGER meets the
+ * error again and resets (nothing of the message may follow it).
  */
 static int rsw_stream_term_out(struct rsw_stream *s)
 {
@@ -719,21 +728,18 @@ static int rsw_stream_term_out(struct rsw_stream *s)
 	sock_owned_by_me(s->sock->sk);
 	if (rsw_stream_rtr_busy(s))
 		ret = rsw_stream_send_rtr(s);
+	/* Octets owed to an FPDU no message describes: nothing can follow. */
 	if (!ret && s->ts.skip)
-		ret = rsw_tx_next_fpdu(&s->tx, s->qp);
-	if (ret) {
-		if (ret != -EAGAIN)
-			s->term_pending = false;
+		ret = s->tx.msg.kind == RSW_TX_IDLE ? -EIO :
+		      rsw_tx_next_fpdu(&s->tx, s->qp);
+	if (ret)
 		return ret;
-	}
 	s->term_pending = false;
 	rsw_stream_tx_abort(s);
 	ret = rsw_tx_terminate(&s->tx, &s->term);
-	/* Taken in part: it is the message in progress, LINGER ends it. */
-	if (ret >= 0 || s->tx.msg.kind == RSW_TX_TERM) {
-		s->stats.term_sent = 1;
-		s->stats.term = s->term.why.cause;
-	}
+	/* Taken in part: the message in progress, LINGER finishes it. */
+	if (!ret)
+		rsw_stream_term_sent(s);
 	return ret;
 }
 
@@ -771,8 +777,10 @@ static void rsw_stream_terminated(struct rsw_stream *s,
  * socket failed.  Our own Terminate moved the QP to ERROR itself
  * (rsw_stream_terminated()): in the LINGER after it, ERROR does not cut
  * the stream, else the reset would discard the Terminate TCP still holds.
- * A ULP moving it to ERROR once more then goes unseen: the linger timeout
- * bounds that; destroy_qp (dead) still cuts.
+ * The consumer moving it to ERROR (modify_qp, ib_drain_qp: qp->ulp_err)
+ * still cuts, as destroy_qp (dead) does: its drain must not wait out the
+ * linger timeout behind the WQE our Terminate abandons, and an ERROR it
+ * asks for is abortive, the Terminate lost if TCP still held it.
  */
 static int rsw_stream_broken(const struct rsw_stream *s)
 {
@@ -781,7 +789,8 @@ static int rsw_stream_broken(const struct rsw_stream *s)
 
 	/* rsw_stream_cut() tells ERROR first: a dying netns or netdev cuts. */
 	if (err == -ECONNABORTED && s->phase == RSW_STREAM_LINGER &&
-	    s->why == RSW_WHY_TERMINATE && !READ_ONCE(s->qp->dead))
+	    s->why == RSW_WHY_TERMINATE && !READ_ONCE(s->qp->dead) &&
+	    !READ_ONCE(s->qp->ulp_err))
 		err = READ_ONCE(s->net_gone) ? -ENETDOWN : 0;
 	if (err)
 		return err;
@@ -897,7 +906,8 @@ static bool rsw_stream_step_run(struct rsw_stream *s)
 	if (s->eof) {
 		if (s->ops && s->ops->disconnect)
 			s->ops->disconnect(s->ctx);
-		rsw_stream_end(s, false, 0);
+		/* A FIN of ours must not follow an FPDU TCP took in part. */
+		rsw_stream_end(s, s->ts.skip != 0, 0);
 		return false;
 	}
 	return more;
@@ -912,16 +922,32 @@ static bool rsw_stream_step_run(struct rsw_stream *s)
  */
 static int rsw_stream_linger_tx(struct rsw_stream *s)
 {
+	struct sock *sk = s->sock->sk;
+	bool term;
 	int ret = 0;
 
-	sock_owned_by_me(s->sock->sk);
+	sock_owned_by_me(sk);
+	/*
+	 * Nothing is described while TCP has no room: a peer that keeps its
+	 * window shut and sends small segments would otherwise have us check
+	 * and CRC the same FPDU once per segment.  NOSPACE: write space
+	 * kicks us (ACKs are processed at release_sock(), after this).
+	 */
+	if ((s->term_pending || s->tx.msg.kind != RSW_TX_IDLE) &&
+	    !sk_stream_memory_free(sk)) {
+		set_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
+		return -EAGAIN;
+	}
 	s->tx_active = true;
 	if (s->term_pending)
 		ret = rsw_stream_term_out(s);
+	term = s->tx.msg.kind == RSW_TX_TERM;
 	if (!ret && rsw_stream_rtr_busy(s))
 		ret = rsw_stream_send_rtr(s);
 	else if (!ret && s->tx.msg.kind != RSW_TX_IDLE)
 		ret = rsw_tx_process(&s->tx, s->qp, 0);
+	if (!ret && term)
+		rsw_stream_term_sent(s);
 	s->tx_active = false;
 	return ret;
 }
