@@ -3587,24 +3587,26 @@ static void st_sock_bufs(struct sock *sk, int snd)
 
 /*
  * Wait until the stream's TX sits still in the middle of an FPDU: part of
- * it in TCP (ts.skip), the send buffer full, nothing moving for
- * ST_QUIET_MS.
+ * it in TCP (ts.skip), the send buffer full, the raw peer's window shut
+ * (so nothing can move on), unchanged for ST_QUIET_MS.  The message offset
+ * of that FPDU.
  */
-static void st_wait_mid_fpdu(struct kunit *test, struct rsw_stream *s)
+static u32 st_wait_mid_fpdu(struct kunit *test, struct rsw_stream *s)
 {
 	unsigned long end = jiffies + msecs_to_jiffies(ST_WAIT_MS);
 	struct sock *sk = s->sock->sk;
-	u32 skip, off, last_skip = 0, last_off = 0;
+	u32 skip, off, done, last_skip = 0, last_off = 0;
 	bool full;
 
 	for (;;) {
 		lock_sock(sk);
 		skip = s->ts.skip;
 		off = s->tx.off;
-		full = !sk_stream_memory_free(sk);
+		done = s->tx.msg.done;
+		full = !sk_stream_memory_free(sk) && !tcp_sk(sk)->snd_wnd;
 		release_sock(sk);
 		if (skip && full && skip == last_skip && off == last_off)
-			return;
+			return done;
 		last_skip = skip;
 		last_off = off;
 		KUNIT_ASSERT_TRUE_MSG(test, time_before(jiffies, end),
@@ -3617,15 +3619,17 @@ static void st_wait_mid_fpdu(struct kunit *test, struct rsw_stream *s)
 /*
  * Read the Write's FPDUs from the raw end, checking them against @src,
  * up to the first FPDU of another kind, left in @buf; its ULPDU length.
+ * *@last_to: the TO of the last Write FPDU read.
  */
 static int st_mid_drain_write(struct kunit *test, struct st_hx *x, u8 *buf,
-			      const u8 *src)
+			      const u8 *src, u64 *last_to)
 {
 	const union rsw_hdr *h = (const void *)buf;
 	const u32 hl = sizeof(struct rsw_ddp_tagged);
 	u32 got = 0, plen;
 	int ulpdu;
 
+	*last_to = 0;
 	for (;;) {
 		ulpdu = st_read_fpdu(test, x, buf, ST_MID_BUF);
 		KUNIT_ASSERT_GE_MSG(test, ulpdu, 0, "after %u Write octets: %d",
@@ -3635,8 +3639,8 @@ static int st_mid_drain_write(struct kunit *test, struct st_hx *x, u8 *buf,
 		KUNIT_ASSERT_TRUE(test, rsw_ddp_tagged(&h->c));
 		KUNIT_ASSERT_FALSE_MSG(test, rsw_ddp_last(&h->c),
 				       "the whole Write went out");
-		KUNIT_ASSERT_EQ(test, be64_to_cpu(h->tagged.to),
-				ST_MID_RADDR + got);
+		*last_to = be64_to_cpu(h->tagged.to);
+		KUNIT_ASSERT_EQ(test, *last_to, ST_MID_RADDR + got);
 		plen = ulpdu + RSW_MPA_HDR_LEN - hl;
 		KUNIT_ASSERT_LE(test, got + plen, ST_MID_LEN);
 		KUNIT_ASSERT_TRUE_MSG(test, !memcmp(buf + hl, src + got, plen),
@@ -3662,6 +3666,8 @@ static void st_peer_term_mid_fpdu(struct kunit *test)
 	struct st_hx *x;
 	struct ib_sge sge;
 	struct ib_wc wc;
+	u64 last_to;
+	u32 done0;
 	u8 b;
 
 	x = st_hx_prepare(test, true, false, &qs);
@@ -3676,7 +3682,7 @@ static void st_peer_term_mid_fpdu(struct kunit *test)
 	sge = st_sge(st.pd, src.base, ST_MID_LEN);
 	st_post_rdma(test, x->e, 9, IB_WR_RDMA_WRITE, 0, &sge, 1, ST_MID_RADDR,
 		     0x00424201, 0);
-	st_wait_mid_fpdu(test, s);
+	done0 = st_wait_mid_fpdu(test, s);
 
 	if (c->sqe) {
 		KUNIT_ASSERT_EQ(test, ib_modify_qp(x->e->qp, &attr,
@@ -3688,8 +3694,11 @@ static void st_peer_term_mid_fpdu(struct kunit *test)
 				(int)x->frame_len);
 	}
 	/* The rest of the partial FPDU, the Terminate, the FIN. */
-	KUNIT_ASSERT_GE(test, st_mid_drain_write(test, x, buf, src.base) +
-			RSW_MPA_HDR_LEN, (int)sizeof(struct rsw_hdr_term));
+	KUNIT_ASSERT_GE(test, st_mid_drain_write(test, x, buf, src.base,
+						 &last_to) + RSW_MPA_HDR_LEN,
+			(int)sizeof(struct rsw_hdr_term));
+	/* Only the partial FPDU was finished: none of the Write after it. */
+	KUNIT_EXPECT_EQ(test, last_to, ST_MID_RADDR + done0);
 	KUNIT_EXPECT_EQ(test, rsw_rdmap_opcode(&th->ddp.c), RSW_OP_TERMINATE);
 	KUNIT_EXPECT_EQ(test, be32_to_cpu(th->ddp.qn), RSW_QN_TERMINATE);
 	KUNIT_EXPECT_EQ(test, be32_to_cpu(th->ddp.msn), 1);
@@ -4046,6 +4055,63 @@ static void st_linger_destroy(struct kunit *test)
 }
 
 /*
+ * The consumer's ERROR ends the LINGER that holds our pending Terminate.
+ * As st_peer_term_mid_fpdu, the raw peer reads nothing and sends a bad
+ * FPDU while TCP holds part of a Write's FPDU: the Terminate waits in
+ * LINGER.  ib_drain_qp's modify to ERROR then ends the stream at once
+ * (a reset), not after the linger timeout, which is held here: closed()
+ * while it was never reached.  Before, the drain waited the timeout out
+ * behind the abandoned WQE.
+ */
+static void st_peer_term_ulp_err(struct kunit *test)
+{
+	struct rsw_mpa_conn conn = {
+		.rev = RSW_MPA_REV_2, .crc = true, .enhanced = true,
+		.ird = ST_HX_IRD, .ord = ST_HX_ORD,
+	};
+	struct st_lbuf src = st_lbuf_new(test, ST_MID_LEN);
+	unsigned long end = jiffies + msecs_to_jiffies(ST_WAIT_MS);
+	struct rsw_stream *s;
+	struct socket *qs;
+	struct st_hx *x;
+	struct ib_sge sge;
+	struct ib_wc wc;
+
+	st_stall_arm(test, true, false);
+	x = st_hx_prepare(test, true, false, &qs);
+	st_sock_bufs(qs->sk, 32 * 1024);
+	st_attach(test, x->e, qs, &conn, false);
+	rsw_stream_start(to_rsw_qp(x->e->qp));
+	s = to_rsw_qp(x->e->qp)->stream;
+	st_peer_first(test, x);
+	st_pattern(src.base, ST_MID_LEN, 6);
+	sge = st_sge(st.pd, src.base, ST_MID_LEN);
+	st_post_rdma(test, x->e, 9, IB_WR_RDMA_WRITE, 0, &sge, 1, ST_MID_RADDR,
+		     0x00424201, 0);
+	st_wait_mid_fpdu(test, s);
+	st_b_write_no_mr(x);
+	KUNIT_ASSERT_EQ(test, st_send_all(x->raw, x->frame, x->frame_len),
+			(int)x->frame_len);
+	/* Our Terminate decided: the QP in ERROR, the stream in LINGER. */
+	while (st_state(test, x->e) != IB_QPS_ERR) {
+		KUNIT_ASSERT_TRUE_MSG(test, time_before(jiffies, end),
+				      "no Terminate decided");
+		msleep(5);
+	}
+	KUNIT_ASSERT_EQ(test, st_modify(x->e, IB_QPS_ERR), 0);
+	KUNIT_EXPECT_TRUE_MSG(test, st_wait_closed(x->e), "closed() not called");
+	KUNIT_EXPECT_FALSE_MSG(test, completion_done(&st_stall_ctl.linger_in),
+			       "the stream ended by its linger timeout");
+	KUNIT_ASSERT_TRUE(test, st_poll(x->e->scq, &wc, ST_WAIT_MS));
+	KUNIT_EXPECT_EQ(test, wc.wr_id, 9);
+	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_WR_FLUSH_ERR);
+	KUNIT_EXPECT_EQ(test, wc.vendor_err,
+			st_term_ve(ST_DDP_T, RSW_DDP_EC_T_INVALID_STAG));
+	/* It never was all in TCP: not counted as sent. */
+	KUNIT_EXPECT_EQ(test, st_stats(test, x->e).term_sent, 0);
+}
+
+/*
  * Issue 11: RX runs in the socket's data-ready callback.  With the
  * stream's work held at its start, a Write and a Send from the peer are
  * still placed and the Send completes: nothing on the receive path waits
@@ -4126,6 +4192,7 @@ static struct kunit_case st_cases[] = {
 	KUNIT_CASE_PARAM(st_peer_bad_resp, st_resp_gen_params),
 	KUNIT_CASE_PARAM(st_peer_local_term, st_local_gen_params),
 	KUNIT_CASE_PARAM(st_peer_term_mid_fpdu, st_mid_gen_params),
+	KUNIT_CASE(st_peer_term_ulp_err),
 	KUNIT_CASE(st_peer_fenced_local_inv),
 	KUNIT_CASE_PARAM(st_peer_rtr, st_rtr_gen_params),
 	KUNIT_CASE(st_reset_live_stream),
