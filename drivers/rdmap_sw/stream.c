@@ -778,9 +778,11 @@ static void rsw_stream_terminated(struct rsw_stream *s,
  * (rsw_stream_terminated()): in the LINGER after it, ERROR does not cut
  * the stream, else the reset would discard the Terminate TCP still holds.
  * The consumer moving it to ERROR (modify_qp, ib_drain_qp: qp->ulp_err)
- * still cuts, as destroy_qp (dead) does: its drain must not wait out the
- * linger timeout behind the WQE our Terminate abandons, and an ERROR it
- * asks for is abortive, the Terminate lost if TCP still held it.
+ * cuts only while our Terminate is still pending: the WQE it will abandon
+ * is then still held, and the drain, whose completion retires behind it,
+ * must not wait out the linger timeout; that Terminate is lost.  Once it
+ * is queued, every kernel ULP's drain on the QP_FATAL it raised must not
+ * throw it away.  destroy_qp (dead) always cuts.
  */
 static int rsw_stream_broken(const struct rsw_stream *s)
 {
@@ -790,7 +792,7 @@ static int rsw_stream_broken(const struct rsw_stream *s)
 	/* rsw_stream_cut() tells ERROR first: a dying netns or netdev cuts. */
 	if (err == -ECONNABORTED && s->phase == RSW_STREAM_LINGER &&
 	    s->why == RSW_WHY_TERMINATE && !READ_ONCE(s->qp->dead) &&
-	    !READ_ONCE(s->qp->ulp_err))
+	    !(s->term_pending && READ_ONCE(s->qp->ulp_err)))
 		err = READ_ONCE(s->net_gone) ? -ENETDOWN : 0;
 	if (err)
 		return err;
@@ -868,6 +870,27 @@ static bool rsw_stream_run_locked(struct rsw_stream *s,
 	return more;
 }
 
+/*
+ * The peer's FIN in RUN: whether our output ends at an FPDU boundary, so
+ * our FIN may follow it (an orderly end keeps the whole messages TCP
+ * holds).  An FPDU TCP took in part gets one try to finish; still cut, a
+ * FIN would truncate it: the end is a reset.
+ */
+static bool rsw_stream_fpdu_done(struct rsw_stream *s)
+{
+	struct sock *sk = s->sock->sk;
+	int ret;
+
+	if (!s->ts.skip)
+		return true;
+	lock_sock(sk);
+	s->tx_active = true;
+	ret = rsw_tx_next_fpdu(&s->tx, s->qp);
+	s->tx_active = false;
+	release_sock(sk);
+	return !ret && !s->ts.skip;
+}
+
 /* RUN: one round; true if there is more to do at once. */
 static bool rsw_stream_step_run(struct rsw_stream *s)
 {
@@ -906,8 +929,7 @@ static bool rsw_stream_step_run(struct rsw_stream *s)
 	if (s->eof) {
 		if (s->ops && s->ops->disconnect)
 			s->ops->disconnect(s->ctx);
-		/* A FIN of ours must not follow an FPDU TCP took in part. */
-		rsw_stream_end(s, s->ts.skip != 0, 0);
+		rsw_stream_end(s, !rsw_stream_fpdu_done(s), 0);
 		return false;
 	}
 	return more;
