@@ -4119,6 +4119,61 @@ static void st_peer_term_ulp_err(struct kunit *test)
 }
 
 /*
+ * The peer's FIN in RUN while TCP holds part of an FPDU of ours and the
+ * peer's window stays shut: the FPDU cannot be finished, so the stream
+ * must end with a reset.  Before, it closed in order: the peer read a
+ * truncated FPDU followed by a clean EOF (a malformed stream).
+ */
+static void st_peer_fin_mid_fpdu(struct kunit *test)
+{
+	struct rsw_mpa_conn conn = {
+		.rev = RSW_MPA_REV_2, .crc = true, .enhanced = true,
+		.ird = ST_HX_IRD, .ord = ST_HX_ORD,
+	};
+	struct st_lbuf src = st_lbuf_new(test, ST_MID_LEN);
+	u8 *buf = st_vmalloc(test, ST_MID_BUF);
+	const union rsw_hdr *h = (const void *)buf;
+	struct socket *qs;
+	struct st_hx *x;
+	struct ib_sge sge;
+	struct ib_wc wc;
+	int ret, writes = 0;
+	u8 b;
+
+	x = st_hx_prepare(test, true, false, &qs);
+	st_sock_bufs(qs->sk, 32 * 1024);
+	st_attach(test, x->e, qs, &conn, false);
+	rsw_stream_start(to_rsw_qp(x->e->qp));
+	st_peer_first(test, x);
+	st_pattern(src.base, ST_MID_LEN, 7);
+	sge = st_sge(st.pd, src.base, ST_MID_LEN);
+	st_post_rdma(test, x->e, 9, IB_WR_RDMA_WRITE, 0, &sge, 1, ST_MID_RADDR,
+		     0x00424201, 0);
+	st_wait_mid_fpdu(test, to_rsw_qp(x->e->qp)->stream);
+
+	kernel_sock_shutdown(x->raw, SHUT_WR);
+	KUNIT_EXPECT_TRUE_MSG(test, st_wait_closed(x->e), "closed() not called");
+	KUNIT_ASSERT_TRUE(test, st_poll(x->e->scq, &wc, ST_WAIT_MS));
+	KUNIT_EXPECT_EQ(test, wc.wr_id, 9);
+	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_WR_FLUSH_ERR);
+	/* Whole Write FPDUs, then the truncated one, then the reset. */
+	while ((ret = st_read_fpdu(test, x, buf, ST_MID_BUF)) >= 0) {
+		KUNIT_ASSERT_EQ(test, rsw_rdmap_opcode(&h->c), RSW_OP_WRITE);
+		writes++;
+	}
+	/*
+	 * What TCP had not sent when the reset went is gone: the peer's
+	 * stream stops inside the FPDU (-ENODATA) or at a boundary; either
+	 * way the next read is the reset, never a clean EOF.
+	 */
+	if (ret == -ENODATA)
+		ret = st_recv_all(x->raw, &b, 1);
+	KUNIT_EXPECT_EQ_MSG(test, ret, -ECONNRESET,
+			    "after %d Write FPDUs (0: a FIN after a truncated FPDU)",
+			    writes);
+}
+
+/*
  * Issue 11: RX runs in the socket's data-ready callback.  With the
  * stream's work held at its start, a Write and a Send from the peer are
  * still placed and the Send completes: nothing on the receive path waits
@@ -4200,6 +4255,7 @@ static struct kunit_case st_cases[] = {
 	KUNIT_CASE_PARAM(st_peer_local_term, st_local_gen_params),
 	KUNIT_CASE_PARAM(st_peer_term_mid_fpdu, st_mid_gen_params),
 	KUNIT_CASE(st_peer_term_ulp_err),
+	KUNIT_CASE(st_peer_fin_mid_fpdu),
 	KUNIT_CASE(st_peer_fenced_local_inv),
 	KUNIT_CASE_PARAM(st_peer_rtr, st_rtr_gen_params),
 	KUNIT_CASE(st_reset_live_stream),
