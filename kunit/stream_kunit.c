@@ -30,7 +30,11 @@
 #include <linux/net.h>
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
+#include <linux/version.h>
 #include <linux/vmalloc.h>
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 9, 0)
+#include <net/hotdata.h>
+#endif
 #include <net/sock.h>
 #include <rdma/ib_verbs.h>
 
@@ -3573,8 +3577,36 @@ static const struct st_mid_case st_mid_cases[] = {
 KUNIT_ARRAY_PARAM_DESC(st_mid, st_mid_cases, name);
 
 #define ST_MID_LEN	SZ_1M		/* far more than both buffers hold */
-#define ST_MID_BUF	(72 * 1024)	/* one FPDU at the loopback MSS */
+#define ST_MID_BUF	(72 * 1024)	/* an FPDU at the loopback MSS */
 #define ST_MID_RADDR	0x10000ULL
+
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 9, 0)
+#define st_max_skb_frags net_hotdata.sysctl_max_skb_frags
+#else
+#define st_max_skb_frags sysctl_max_skb_frags
+#endif
+
+static void st_skb_frags_restore(void *old)
+{
+	WRITE_ONCE(st_max_skb_frags, (int)(long)old);
+}
+
+/*
+ * TCP takes part of an FPDU only where a new skb starts inside it: the
+ * socket sink aligns FPDUs with segments, so with today's loopback MSS an
+ * FPDU is an skb of its own, taken whole or not at all.  One fragment per
+ * skb (net.core.max_skb_frags, restored after the test) splits every FPDU
+ * over several skbs, each checked against the send buffer, so a full one
+ * stops TX inside an FPDU again.
+ */
+static void st_small_skbs(struct kunit *test)
+{
+	long old = READ_ONCE(st_max_skb_frags);
+
+	WRITE_ONCE(st_max_skb_frags, 1);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+			st_skb_frags_restore, (void *)old), 0);
+}
 
 /* Lock @sk's send buffer at @snd octets. */
 static void st_sock_bufs(struct sock *sk, int snd)
@@ -3673,6 +3705,7 @@ static void st_peer_term_mid_fpdu(struct kunit *test)
 	x = st_hx_prepare(test, true, false, &qs);
 	/* The raw end's receive buffer stays as it is: it reads nothing. */
 	st_sock_bufs(qs->sk, 32 * 1024);
+	st_small_skbs(test);
 	st_attach(test, x->e, qs, &conn, false);
 	rsw_stream_start(to_rsw_qp(x->e->qp));
 	s = to_rsw_qp(x->e->qp)->stream;
@@ -4087,6 +4120,7 @@ static void st_peer_term_ulp_err(struct kunit *test)
 	WRITE_ONCE(st_stall_ctl.note_linger, true);
 	x = st_hx_prepare(test, true, false, &qs);
 	st_sock_bufs(qs->sk, 32 * 1024);
+	st_small_skbs(test);
 	st_attach(test, x->e, qs, &conn, false);
 	rsw_stream_start(to_rsw_qp(x->e->qp));
 	s = to_rsw_qp(x->e->qp)->stream;
@@ -4142,6 +4176,7 @@ static void st_peer_fin_mid_fpdu(struct kunit *test)
 
 	x = st_hx_prepare(test, true, false, &qs);
 	st_sock_bufs(qs->sk, 32 * 1024);
+	st_small_skbs(test);
 	st_attach(test, x->e, qs, &conn, false);
 	rsw_stream_start(to_rsw_qp(x->e->qp));
 	st_peer_first(test, x);
