@@ -271,10 +271,16 @@ run_b_nvmeof() {
 
 run_a_rping() {
 	rdma_core_use rping
+	local pid rc=0 q=()
+	# An MPA rev 1 Request carries no IRD/ORD; siw reports 0 for both, and
+	# rping's default accept (no conn_param) echoes that back, after which
+	# siw refuses the server's RDMA Reads.  -q makes rping set its own
+	# depths (1 and 1), as a ULP that chooses its depths does.
+	[ "$A$rev" != siw1 ] || q=(-q)
 	step "rping server on $TGT_IP"
-	printf '    $ %s &\n' "$B/rping -s -a $TGT_IP -p 7174 -V -C 200 -S 16384"
-	"$B/rping" -s -a "$TGT_IP" -p 7174 -V -C 200 -S 16384 >"$RSW_RUN/rping.server" 2>&1 &
-	local pid=$! rc=0
+	printf '    $ %s &\n' "$B/rping -s ${q[*]} -a $TGT_IP -p 7174 -V -C 200 -S 16384"
+	"$B/rping" -s "${q[@]}" -a "$TGT_IP" -p 7174 -V -C 200 -S 16384 >"$RSW_RUN/rping.server" 2>&1 &
+	pid=$!
 	barrier listening "$BAR_S"
 	barrier "done" $((seconds * 6 + 600))
 	poll_until 60 "the rping server ends" ended_pid "$pid"
