@@ -30,11 +30,7 @@
 #include <linux/net.h>
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
-#include <linux/version.h>
 #include <linux/vmalloc.h>
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 9, 0)
-#include <net/hotdata.h>
-#endif
 #include <net/sock.h>
 #include <rdma/ib_verbs.h>
 
@@ -3580,15 +3576,9 @@ KUNIT_ARRAY_PARAM_DESC(st_mid, st_mid_cases, name);
 #define ST_MID_BUF	(72 * 1024)	/* an FPDU at the loopback MSS */
 #define ST_MID_RADDR	0x10000ULL
 
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 9, 0)
-#define st_max_skb_frags net_hotdata.sysctl_max_skb_frags
-#else
-#define st_max_skb_frags sysctl_max_skb_frags
-#endif
-
 static void st_skb_frags_restore(void *old)
 {
-	WRITE_ONCE(st_max_skb_frags, (int)(long)old);
+	WRITE_ONCE(rsw_max_skb_frags, (int)(long)old);
 }
 
 /*
@@ -3601,11 +3591,12 @@ static void st_skb_frags_restore(void *old)
  */
 static void st_small_skbs(struct kunit *test)
 {
-	long old = READ_ONCE(st_max_skb_frags);
+	long old = READ_ONCE(rsw_max_skb_frags);
 
-	WRITE_ONCE(st_max_skb_frags, 1);
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
-			st_skb_frags_restore, (void *)old), 0);
+	WRITE_ONCE(rsw_max_skb_frags, 1);
+	KUNIT_ASSERT_EQ(test,
+			kunit_add_action_or_reset(test, st_skb_frags_restore,
+						  (void *)old), 0);
 }
 
 /* Lock @sk's send buffer at @snd octets. */

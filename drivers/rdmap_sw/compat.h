@@ -143,6 +143,18 @@ static inline void rsw_vma_clear_flags(struct vm_area_struct *vma,
  * MR walks take user pages' kernel addresses with page_address(): a page
  * of high memory has none while unmapped.  Supported kernels are 64-bit.
  */
+/*
+ * net.core.max_skb_frags (KUnit lowers it to split an FPDU over skbs): a
+ * field of net_hotdata from 6.9 on, a variable of its own before.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 9, 0)
+#include <net/hotdata.h>
+#define rsw_max_skb_frags net_hotdata.sysctl_max_skb_frags
+#else
+#include <linux/skbuff.h>
+#define rsw_max_skb_frags sysctl_max_skb_frags
+#endif
+
 #ifdef CONFIG_HIGHMEM
 #error "rdmap_sw needs a kernel without CONFIG_HIGHMEM (a 64-bit kernel)"
 #endif
