@@ -96,12 +96,13 @@ wait_server() {
 }
 
 # logged NAME CMD...: run CMD (bounded by T_CMD_TIMEOUT) with its output in
-# $LOGS/NAME.client; print the tail.  For chatty clients (rping -v).
+# $LOGS/NAME.client and its stderr in NAME.client.err, apart: rping's
+# stderr would land inside its block-buffered stdout.  Print the tails.
 logged() {
 	local name=$1 rc=0
 	shift
-	timeout -k 5 "$T_CMD_TIMEOUT" "$@" >"$LOGS/$name.client" 2>&1 || rc=$?
-	tail -n 5 "$LOGS/$name.client"
+	timeout -k 5 "$T_CMD_TIMEOUT" "$@" >"$LOGS/$name.client" 2>"$LOGS/$name.client.err" || rc=$?
+	tail -n 5 "$LOGS/$name.client" "$LOGS/$name.client.err"
 	return "$rc"
 }
 
@@ -127,8 +128,7 @@ assert_match "$T_OUT" '^# [0-9]+ checks, 0 failed$' "ext-verbs verdict"
 step "rping: $PINGS pings, data verified on both sides"
 start_server rping 7174 "$B/rping" -s -a "$IP" -p 7174 -V -C "$PINGS"
 check logged rping "$B/rping" -c -a "$IP" -p 7174 -v -V -C "$PINGS"
-# stderr (event messages) may land inside a buffered stdout line: count
-# the distinct ping numbers rather than whole lines.
+# Count the distinct ping numbers the client verified.
 n=$(grep -o 'rdma-ping-[0-9]*:' "$LOGS/rping.client" | sort -u | wc -l)
 assert_eq "$n" "$PINGS" "distinct verified pings printed by the client"
 wait_server rping

@@ -294,7 +294,8 @@ run_b_rping() {
 	barrier listening "$BAR_S"
 	step "rping client -V -C 200 -S 16384 to $TGT_IP"
 	re_mpa_watch_start 7174 "$RSW_NETDEV"
-	T_CMD_TIMEOUT=600 check "$B/rping" -c -a "$TGT_IP" -p 7174 -V -C 200 -S 16384 -v
+	# Line-buffered: rping's stderr would otherwise split a ping line.
+	T_CMD_TIMEOUT=600 check stdbuf -oL "$B/rping" -c -a "$TGT_IP" -p 7174 -V -C 200 -S 16384 -v
 	n=$(grep -o 'rdma-ping-[0-9]*:' <<<"$T_OUT" | sort -u | wc -l)
 	assert_eq "$n" 200 "distinct verified pings"
 	re_mpa_collect "$crc"
