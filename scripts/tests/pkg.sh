@@ -5,16 +5,17 @@
 #
 #   scripts/deb && scripts/vm --kernel 6.12 --mem 2048 --timeout 900 -- scripts/tests/pkg.sh
 #
-#   dpkg -i rdmap-sw-dkms_<ver>_all.deb      (RSW_PKG_DEB, else scripts/deb's)
+#   apt-get install ./rdmap-sw-dkms_<ver>_all.deb  (RSW_PKG_DEB, else scripts/deb's)
 #     -> DKMS builds and installs rdmap_sw.ko for the running kernel
 #   modprobe rdmap_sw    dummy0 192.0.2.1/24 <-- rsw0    ibv_devinfo, rping
-#   dpkg --purge rdmap-sw-dkms -> no rdmap_sw left in DKMS, /usr/src, modules
+#   apt-get purge rdmap-sw-dkms -> no rdmap_sw left in DKMS, /usr/src, modules
 #
-# The guest cannot download: the package's dependency (dkms, and what it
-# needs) comes installed in the host's root (scripts/setup), and the
-# guest kernel's headers are the ones scripts/setup unpacked into the
-# cache, made visible where linux-headers-<release> installs them
-# (/usr/src, /usr/lib/linux-kbuild-*, /lib/modules/<release>/build).
+# The guest cannot download (apt-get --no-download): the package's
+# dependency (dkms, and what it needs) comes installed in the host's root
+# (scripts/setup) and apt checks that it is; the guest kernel's headers
+# are the ones scripts/setup unpacked into the cache, made visible where
+# linux-headers-<release> installs them (/usr/src, /usr/lib/linux-kbuild-*,
+# /lib/modules/<release>/build).
 # Userspace is rdma-core 56.1 with our provider (scripts/rdma-core), as in
 # uverbs.sh.  Debian kernels only: the debug kernel has no headers package.
 # Time: the DKMS build under TCG and depmod over Debian 6.12's xz modules
@@ -63,9 +64,10 @@ done
 	fail "/lib/modules/$REL/build does not lead to the headers"
 ok "/lib/modules/$REL/build -> $(readlink -f "/lib/modules/$REL/build")"
 
-step "dpkg -i: DKMS builds and installs rdmap_sw for $REL"
+step "apt-get install the .deb: DKMS builds and installs rdmap_sw for $REL"
 t0=$SECONDS
-T_CMD_TIMEOUT=600 check dpkg -i "$DEB"
+T_CMD_TIMEOUT=600 check env DEBIAN_FRONTEND=noninteractive apt-get install -y \
+	--no-download --no-install-recommends "$DEB"
 assert_match "$T_OUT" "Building for $REL_RE" "postinst builds for the running kernel"
 ok "installed in $((SECONDS - t0)) s"
 check dpkg-query -W -f '${Status}\n' rdmap-sw-dkms
@@ -126,8 +128,9 @@ poll_until 5 "$DEV gone" gone "/sys/class/infiniband/$DEV"
 check rmmod rdmap_sw
 check ip link delete "$NETDEV"
 
-step "dpkg --purge: nothing of rdmap_sw is left"
-T_CMD_TIMEOUT=600 check dpkg --purge rdmap-sw-dkms
+step "apt-get purge: nothing of rdmap_sw is left"
+T_CMD_TIMEOUT=600 check env DEBIAN_FRONTEND=noninteractive apt-get purge -y \
+	--no-download rdmap-sw-dkms
 check_fails dpkg-query -W -f '${Status}\n' rdmap-sw-dkms
 [ ! -e /var/lib/dkms/rdmap_sw ] || fail "/var/lib/dkms/rdmap_sw is still there"
 [ ! -e "/usr/src/rdmap_sw-$ver" ] || fail "/usr/src/rdmap_sw-$ver is still there"
