@@ -10,7 +10,7 @@
 #   modprobe rdmap_sw    dummy0 192.0.2.1/24 <-- rsw0    ibv_devinfo, rping
 #   apt-get purge rdmap-sw-dkms -> no rdmap_sw left in DKMS, /usr/src, modules
 #
-# The guest cannot download (apt-get --no-download): the package's
+# The guest cannot download: the package's
 # dependency (dkms, and what it needs) comes installed in the host's root
 # (scripts/setup) and apt checks that it is; the guest kernel's headers
 # are the ones scripts/setup unpacked into the cache, made visible where
@@ -66,8 +66,11 @@ ok "/lib/modules/$REL/build -> $(readlink -f "/lib/modules/$REL/build")"
 
 step "apt-get install the .deb: DKMS builds and installs rdmap_sw for $REL"
 t0=$SECONDS
+# (Not --no-download: bookworm's apt then fails on a local .deb with
+# "Pathname to install is not absolute".  Nothing is missing, so nothing
+# is downloaded.)
 T_CMD_TIMEOUT=600 check env DEBIAN_FRONTEND=noninteractive apt-get install -y \
-	--no-download --no-install-recommends "$DEB"
+	--no-install-recommends "$DEB"
 assert_match "$T_OUT" "Building for $REL_RE" "postinst builds for the running kernel"
 ok "installed in $((SECONDS - t0)) s"
 check dpkg-query -W -f '${Status}\n' rdmap-sw-dkms
@@ -130,7 +133,7 @@ check ip link delete "$NETDEV"
 
 step "apt-get purge: nothing of rdmap_sw is left"
 T_CMD_TIMEOUT=600 check env DEBIAN_FRONTEND=noninteractive apt-get purge -y \
-	--no-download rdmap-sw-dkms
+	rdmap-sw-dkms
 check_fails dpkg-query -W -f '${Status}\n' rdmap-sw-dkms
 [ ! -e /var/lib/dkms/rdmap_sw ] || fail "/var/lib/dkms/rdmap_sw is still there"
 [ ! -e "/usr/src/rdmap_sw-$ver" ] || fail "/usr/src/rdmap_sw-$ver is still there"
