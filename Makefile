@@ -9,6 +9,8 @@
 #   make stress          long runs and full matrices make check samples (1 h+)
 #   make kunit           KUnit suites on the debug kernel only
 #   make bench           rdmap_sw vs siw, rxe, TCP in one VM (~30 min)
+#   make deb             the rdmap-sw-dkms package, built outside the checkout;
+#                        prints its path (scripts/deb)
 #   make setup           install dependencies (done by the targets above)
 #
 # KDIR: a kernel build directory.  If unset, the running kernel's
@@ -26,7 +28,7 @@ KDIR = $(shell scripts/setup >&2 && . scripts/lib.sh && rsw_kdir 6.12)
 endif
 endif
 
-.PHONY: all modules install setup run check stress kunit bench clean
+.PHONY: all modules install setup run check stress kunit bench deb clean
 
 all: modules
 
@@ -57,6 +59,9 @@ kunit:
 
 bench:
 	scripts/bench
+
+deb:
+	@scripts/deb
 
 clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean

@@ -8,6 +8,7 @@
 #   $RSW_CACHE/debug/                debug kernel: source, O= build, modules
 #   $RSW_CACHE/out/<tree>/<release>/ per-checkout, per-kernel module builds
 #   $RSW_CACHE/ccache/               compiler cache for the debug kernel
+#   $RSW_CACHE/deb/<tree>/           per-checkout Debian packages (scripts/deb)
 #
 # Kernel names used by every script: "6.12" (default), "6.1", "debug".
 
@@ -86,6 +87,11 @@ rsw_outdir() {
 	local tree
 	tree=$(printf '%s' "$RSW_TOP" | sha1sum | cut -c1-10)
 	echo "$RSW_CACHE/out/$tree/$(rsw_release "$1")"
+}
+
+# where scripts/deb leaves this checkout's packages (RSW_DEB_OUT overrides)
+rsw_deb_dir() {
+	echo "${RSW_DEB_OUT:-$RSW_CACHE/deb/$(printf '%s' "$RSW_TOP" | sha1sum | cut -c1-10)}"
 }
 
 # kernel release -> where scripts/siw keeps upstream siw.ko built for it
