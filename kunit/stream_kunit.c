@@ -778,8 +778,8 @@ static void st_lb_send_ctrs(struct kunit *test, const struct st_ctrs *c0,
 	KUNIT_EXPECT_EQ(test, st_ctr(c0, RSW_STAT_KERNEL_SEND_WRS), nsend);
 	KUNIT_EXPECT_EQ(test, st_ctr(c0, RSW_STAT_KERNEL_RECV_POSTS), nsend);
 	KUNIT_EXPECT_EQ(test, st_ctr(c0, RSW_STAT_KERNEL_RECV_WRS), nsend);
-	/* At least one FPDU per message. */
-	KUNIT_EXPECT_GE(test, st_ctr(c0, RSW_STAT_TX_FPDUS), sends + 1);
+	/* At least one FPDU per message, the RTR of any type one of them. */
+	KUNIT_EXPECT_GE(test, st_ctr(c0, RSW_STAT_TX_FPDUS), nsend + 1);
 	KUNIT_EXPECT_EQ(test, st_ctr(c0, RSW_STAT_TX_OCTETS),
 			st_ctr(c0, RSW_STAT_TX_ZC_OCTETS) +
 			st_ctr(c0, RSW_STAT_TX_COPIED_OCTETS));
