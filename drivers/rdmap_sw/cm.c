@@ -30,9 +30,9 @@
  * on the counter set it was given (rsw_cm_args.stats; children take the
  * listener's) until it is freed, so a cep that counts after its device
  * was deallocated (iw.c's "peer already left") counts into live memory.
- * Socket callbacks find the
- * cep through sk_user_data under sk_callback_lock; it is cleared before the
- * owner's reference goes, so a callback never sees a freed cep.
+ * Socket callbacks find the cep through sk_user_data under
+ * sk_callback_lock; it is cleared before the owner's reference goes, so a
+ * callback never sees a freed cep.
  *
  * Locks: cep->lock (mutex) serialises the state machine, accept, reject and
  * destroy; a listener's children_lock (mutex, its own class) guards its
@@ -406,11 +406,10 @@ static enum rsw_mpa_rx_status rsw_cep_read(struct rsw_cep *cep)
 /* -------------------------------------------------------------------------
  * The state machine.  Each step runs under cep->lock and returns the next
  * state; an event to deliver is left in cep->ev / cep->evd.
- */
-/*
- * Fail the handshake: @status for the owner, MPA @reason (RSW_MPA_OK for
- * a failure that is not the peer's frame), counted in @stat, its true
- * cause (stats.h: no counter stands for "some failure").
+ *
+ * rsw_cep_fail(): @status for the owner, MPA @reason (RSW_MPA_OK for a
+ * failure that is not the peer's frame), counted in @stat, its true cause
+ * (stats.h: no counter stands for "some failure").
  */
 static enum rsw_cep_state rsw_cep_fail(struct rsw_cep *cep, int status,
 				       enum rsw_mpa_reason reason,
@@ -538,7 +537,7 @@ static enum rsw_cep_state rsw_cep_step_await_reply(struct rsw_cep *cep)
 	if (st == RSW_MPA_RX_MORE) {
 		if (READ_ONCE(cep->timed_out))
 			return rsw_cep_fail(cep, -ETIMEDOUT, RSW_MPA_OK,
-				    RSW_STAT_MPA_TIMEOUTS);
+					    RSW_STAT_MPA_TIMEOUTS);
 		return RSW_CEP_AWAIT_REPLY;
 	}
 	r = st == RSW_MPA_RX_FAILED ? cep->rx.reason :
@@ -589,7 +588,7 @@ static enum rsw_cep_state rsw_cep_step_await_request(struct rsw_cep *cep)
 	if (st == RSW_MPA_RX_MORE) {
 		if (READ_ONCE(cep->timed_out))
 			return rsw_cep_fail(cep, -ETIMEDOUT, RSW_MPA_OK,
-				    RSW_STAT_MPA_TIMEOUTS);
+					    RSW_STAT_MPA_TIMEOUTS);
 		return RSW_CEP_AWAIT_REQUEST;
 	}
 	if (st == RSW_MPA_RX_FAILED)
