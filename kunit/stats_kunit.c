@@ -2,7 +2,8 @@
 /*
  * KUnit suite rdmap_sw_stats: the counters of stats.h and the tables that
  * name them.
- *  - names: every hw_stats descriptor has a name, no two the same;
+ *  - names: every hw_stats descriptor has a name, no two the same, and
+ *    all of them fit the one netlink message `rdma statistic` reads;
  *  - mapping: every Terminate cause the RFCs define (rsw_term_name(), the
  *    reference) matches exactly one rx_err row and maps to its counter,
  *    every row is a defined cause; every MPA failure reason, every RDMAP
@@ -15,6 +16,8 @@
 #include <linux/bitmap.h>
 #include <linux/module.h>
 #include <linux/string.h>
+#include <net/netlink.h>
+#include <rdma/ib_verbs.h>
 
 #include "internal.h"
 
@@ -51,6 +54,28 @@ static void stats_names(struct kunit *test)
 			KUNIT_EXPECT_STRNEQ(test, rsw_stat_descs[i].name,
 					    rsw_stat_descs[j].name);
 	}
+}
+
+/*
+ * `rdma statistic show` gets every counter of the port in one netlink
+ * message that ib_core allocates with nlmsg_new(NLMSG_DEFAULT_SIZE)
+ * (nldev.c): a nest per counter with its name and value, after the
+ * device's index and name (the longest allowed here) and the port.  A
+ * table that outgrows it makes the tool fail ("Message too long").
+ */
+static void stats_fit_netlink(struct kunit *test)
+{
+	size_t len = nla_total_size(sizeof(u32)) * 2 +
+		     nla_total_size(IB_DEVICE_NAME_MAX) + nla_total_size(0);
+	unsigned int i;
+
+	for (i = 0; i < RSW_STAT_SHOWN; i++)
+		len += nla_total_size(0) +
+		       nla_total_size(strlen(rsw_stat_descs[i].name) + 1) +
+		       nla_total_size_64bit(sizeof(u64));
+	kunit_info(test, "%u counters, %zu of %lu octets\n", RSW_STAT_SHOWN,
+		   len, (unsigned long)NLMSG_DEFAULT_SIZE);
+	KUNIT_EXPECT_LE(test, len, (size_t)NLMSG_DEFAULT_SIZE);
 }
 
 static unsigned int rx_err_matches(u8 l, u8 t, u8 c, enum rsw_stat *stat)
@@ -219,6 +244,7 @@ static void stats_percpu_sum(struct kunit *test)
 
 static struct kunit_case stats_cases[] = {
 	KUNIT_CASE(stats_names),
+	KUNIT_CASE(stats_fit_netlink),
 	KUNIT_CASE(stats_rx_err_causes),
 	KUNIT_CASE(stats_rx_err_rows),
 	KUNIT_CASE(stats_mpa_reasons),

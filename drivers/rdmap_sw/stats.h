@@ -28,32 +28,32 @@
 #define RSW_STATS_BASIC(X)						\
 	X(TX_FPDUS, "tx_fpdus")						\
 	X(TX_OCTETS, "tx_octets")					\
-	X(TX_ZC_OCTETS, "tx_zero_copy_octets")				\
+	X(TX_ZC_OCTETS, "tx_zcopy_octets")				\
 	X(TX_COPIED_OCTETS, "tx_copied_octets")				\
 	X(RX_FPDUS, "rx_fpdus")						\
 	X(RX_OCTETS, "rx_octets")					\
 	X(TX_WRITES, "tx_writes")					\
 	X(RX_WRITES, "rx_writes")					\
-	X(TX_READ_REQS, "tx_read_requests")				\
-	X(RX_READ_REQS, "rx_read_requests")				\
-	X(TX_READ_RESPS, "tx_read_responses")				\
-	X(RX_READ_RESPS, "rx_read_responses")				\
+	X(TX_READ_REQS, "tx_read_reqs")				\
+	X(RX_READ_REQS, "rx_read_reqs")				\
+	X(TX_READ_RESPS, "tx_read_resps")				\
+	X(RX_READ_RESPS, "rx_read_resps")				\
 	X(TX_SENDS, "tx_sends")						\
 	X(RX_SENDS, "rx_sends")						\
-	X(TX_IMMS, "tx_immediate_data")					\
-	X(RX_IMMS, "rx_immediate_data")					\
-	X(TX_ATOMIC_REQS, "tx_atomic_requests")				\
-	X(RX_ATOMIC_REQS, "rx_atomic_requests")				\
-	X(TX_ATOMIC_RESPS, "tx_atomic_responses")			\
-	X(RX_ATOMIC_RESPS, "rx_atomic_responses")			\
-	X(TX_TERMS, "tx_terminates")					\
-	X(RX_TERMS, "rx_terminates")					\
-	X(TX_TERMS_RDMAP, "tx_terminates_rdmap")			\
-	X(TX_TERMS_DDP, "tx_terminates_ddp")				\
-	X(TX_TERMS_LLP, "tx_terminates_llp")				\
-	X(RX_TERMS_RDMAP, "rx_terminates_rdmap")			\
-	X(RX_TERMS_DDP, "rx_terminates_ddp")				\
-	X(RX_TERMS_LLP, "rx_terminates_llp")				\
+	X(TX_IMMS, "tx_imm_data")					\
+	X(RX_IMMS, "rx_imm_data")					\
+	X(TX_ATOMIC_REQS, "tx_atomic_reqs")				\
+	X(RX_ATOMIC_REQS, "rx_atomic_reqs")				\
+	X(TX_ATOMIC_RESPS, "tx_atomic_resps")			\
+	X(RX_ATOMIC_RESPS, "rx_atomic_resps")			\
+	X(TX_TERMS, "tx_terms")					\
+	X(RX_TERMS, "rx_terms")					\
+	X(TX_TERMS_RDMAP, "tx_terms_rdmap")			\
+	X(TX_TERMS_DDP, "tx_terms_ddp")				\
+	X(TX_TERMS_LLP, "tx_terms_llp")				\
+	X(RX_TERMS_RDMAP, "rx_terms_rdmap")			\
+	X(RX_TERMS_DDP, "rx_terms_ddp")				\
+	X(RX_TERMS_LLP, "rx_terms_llp")				\
 	X(TX_RTR_WRITE, "tx_rtr_write")					\
 	X(TX_RTR_READ, "tx_rtr_read")					\
 	X(TX_RTR_SEND, "tx_rtr_send")					\
@@ -61,32 +61,32 @@
 	X(RX_RTR_READ, "rx_rtr_read")					\
 	X(RX_RTR_SEND, "rx_rtr_send")					\
 	X(USER_DOORBELLS, "user_doorbells")				\
-	X(KERNEL_SEND_POSTS, "kernel_post_send_calls")			\
-	X(KERNEL_SEND_WRS, "kernel_send_wrs")				\
-	X(KERNEL_RECV_POSTS, "kernel_post_recv_calls")			\
-	X(KERNEL_RECV_WRS, "kernel_recv_wrs")				\
-	X(STREAM_WAKEUPS, "stream_work_runs")				\
+	X(KERNEL_SEND_POSTS, "kern_send_calls")			\
+	X(KERNEL_SEND_WRS, "kern_send_wrs")				\
+	X(KERNEL_RECV_POSTS, "kern_recv_calls")			\
+	X(KERNEL_RECV_WRS, "kern_recv_wrs")				\
+	X(STREAM_WAKEUPS, "work_runs")				\
 	X(TX_DIRECT_RUNS, "tx_direct_runs")				\
 	X(MPA_CONNECTED, "mpa_connected")				\
 	X(MPA_ACCEPTED, "mpa_accepted")					\
-	X(MPA_REJECTS_SENT, "mpa_rejects_sent")				\
-	X(MPA_REPLY_SEND_FAILS, "mpa_reply_send_failures")		\
+	X(MPA_REJECTS_SENT, "mpa_rej_sent")				\
+	X(MPA_REPLY_SEND_FAILS, "mpa_reply_fails")		\
 	X(MPA_TIMEOUTS, "mpa_timeouts")					\
-	X(MPA_TCP_FAILS, "mpa_tcp_connect_failures")			\
-	X(MPA_REQUEST_SEND_FAILS, "mpa_request_send_failures")		\
-	X(MPA_NETDOWN, "mpa_network_gone")				\
-	X(MPA_E_CLOSED, "mpa_fail_closed")				\
-	X(MPA_E_TRUNCATED, "mpa_fail_truncated")			\
-	X(MPA_E_KEY, "mpa_fail_key")					\
-	X(MPA_E_KEY_ROLE, "mpa_fail_key_role")				\
-	X(MPA_E_REV, "mpa_fail_revision")				\
-	X(MPA_E_PD_LEN, "mpa_fail_pd_length")				\
-	X(MPA_E_ENHANCED, "mpa_fail_enhanced")				\
-	X(MPA_E_REJECTED, "mpa_rejects_received")			\
-	X(MPA_E_PD_IWCM, "mpa_fail_pd_iwcm")				\
-	X(MPA_E_IRD, "mpa_fail_ird")					\
-	X(MPA_E_NO_RTR, "mpa_fail_no_rtr")				\
-	X(MPA_E_CRC, "mpa_fail_crc_required")
+	X(MPA_TCP_FAILS, "mpa_tcp_fails")			\
+	X(MPA_REQUEST_SEND_FAILS, "mpa_req_fails")		\
+	X(MPA_NETDOWN, "mpa_net_gone")				\
+	X(MPA_E_CLOSED, "mpa_closed")				\
+	X(MPA_E_TRUNCATED, "mpa_truncated")			\
+	X(MPA_E_KEY, "mpa_bad_key")					\
+	X(MPA_E_KEY_ROLE, "mpa_key_role")				\
+	X(MPA_E_REV, "mpa_bad_rev")				\
+	X(MPA_E_PD_LEN, "mpa_pd_len")				\
+	X(MPA_E_ENHANCED, "mpa_enhanced")				\
+	X(MPA_E_REJECTED, "mpa_rej_rcvd")			\
+	X(MPA_E_PD_IWCM, "mpa_pd_iwcm")				\
+	X(MPA_E_IRD, "mpa_low_ird")					\
+	X(MPA_E_NO_RTR, "mpa_no_rtr")				\
+	X(MPA_E_CRC, "mpa_crc_refused")
 
 /*
  * Peer input RX refused, one counter per Terminate cause the RFCs define
@@ -99,57 +99,57 @@
 #define RSW_L_DDP	RSW_TERM_LAYER_DDP
 #define RSW_L_LLP	RSW_TERM_LAYER_LLP
 #define RSW_RX_ERRS(X)							\
-	X(RDMAP_CATASTROPHIC, "rx_err_rdmap_catastrophic",		\
+	X(RDMAP_CATASTROPHIC, "rx_err_rdmap_cat",		\
 	  RSW_L_RDMAP, RSW_RDMAP_ET_CATASTROPHIC, -1)			\
-	X(RDMAP_INVALID_STAG, "rx_err_rdmap_invalid_stag",		\
+	X(RDMAP_INVALID_STAG, "rx_err_rdmap_stag",		\
 	  RSW_L_RDMAP, RSW_RDMAP_ET_REMOTE_PROT, RSW_RDMAP_EC_INVALID_STAG) \
-	X(RDMAP_BASE_BOUNDS, "rx_err_rdmap_base_bounds",		\
+	X(RDMAP_BASE_BOUNDS, "rx_err_rdmap_bounds",		\
 	  RSW_L_RDMAP, RSW_RDMAP_ET_REMOTE_PROT, RSW_RDMAP_EC_BASE_BOUNDS) \
 	X(RDMAP_ACCESS, "rx_err_rdmap_access",				\
 	  RSW_L_RDMAP, RSW_RDMAP_ET_REMOTE_PROT, RSW_RDMAP_EC_ACCESS)	\
-	X(RDMAP_STAG_NOT_ASSOC, "rx_err_rdmap_stag_not_assoc",		\
+	X(RDMAP_STAG_NOT_ASSOC, "rx_err_rdmap_assoc",		\
 	  RSW_L_RDMAP, RSW_RDMAP_ET_REMOTE_PROT, RSW_RDMAP_EC_STAG_NOT_ASSOC) \
 	X(RDMAP_TO_WRAP, "rx_err_rdmap_to_wrap",			\
 	  RSW_L_RDMAP, RSW_RDMAP_ET_REMOTE_PROT, RSW_RDMAP_EC_TO_WRAP)	\
-	X(RDMAP_PROT_CANT_INV, "rx_err_rdmap_prot_cant_invalidate",	\
+	X(RDMAP_PROT_CANT_INV, "rx_err_rdmap_p_inval",	\
 	  RSW_L_RDMAP, RSW_RDMAP_ET_REMOTE_PROT, RSW_RDMAP_EC_CANT_INVALIDATE) \
-	X(RDMAP_PROT_UNSPEC, "rx_err_rdmap_prot_unspecified",		\
+	X(RDMAP_PROT_UNSPEC, "rx_err_rdmap_p_unspec",		\
 	  RSW_L_RDMAP, RSW_RDMAP_ET_REMOTE_PROT, RSW_RDMAP_EC_UNSPECIFIED) \
 	X(RDMAP_VERSION, "rx_err_rdmap_version",			\
 	  RSW_L_RDMAP, RSW_RDMAP_ET_REMOTE_OP, RSW_RDMAP_EC_VERSION)	\
 	X(RDMAP_OPCODE, "rx_err_rdmap_opcode",				\
 	  RSW_L_RDMAP, RSW_RDMAP_ET_REMOTE_OP, RSW_RDMAP_EC_OPCODE)	\
-	X(RDMAP_CAT_STREAM, "rx_err_rdmap_catastrophic_stream",		\
+	X(RDMAP_CAT_STREAM, "rx_err_rdmap_cat_stream",		\
 	  RSW_L_RDMAP, RSW_RDMAP_ET_REMOTE_OP, RSW_RDMAP_EC_CATASTROPHIC_STREAM) \
-	X(RDMAP_CAT_GLOBAL, "rx_err_rdmap_catastrophic_global",		\
+	X(RDMAP_CAT_GLOBAL, "rx_err_rdmap_cat_global",		\
 	  RSW_L_RDMAP, RSW_RDMAP_ET_REMOTE_OP, RSW_RDMAP_EC_CATASTROPHIC_GLOBAL) \
-	X(RDMAP_OP_CANT_INV, "rx_err_rdmap_op_cant_invalidate",		\
+	X(RDMAP_OP_CANT_INV, "rx_err_rdmap_o_inval",		\
 	  RSW_L_RDMAP, RSW_RDMAP_ET_REMOTE_OP, RSW_RDMAP_EC_CANT_INVALIDATE) \
-	X(RDMAP_OP_UNSPEC, "rx_err_rdmap_op_unspecified",		\
+	X(RDMAP_OP_UNSPEC, "rx_err_rdmap_o_unspec",		\
 	  RSW_L_RDMAP, RSW_RDMAP_ET_REMOTE_OP, RSW_RDMAP_EC_UNSPECIFIED) \
-	X(DDP_CATASTROPHIC, "rx_err_ddp_catastrophic",			\
+	X(DDP_CATASTROPHIC, "rx_err_ddp_cat",			\
 	  RSW_L_DDP, RSW_DDP_ET_CATASTROPHIC, -1)			\
-	X(DDP_T_INVALID_STAG, "rx_err_ddp_tagged_invalid_stag",		\
+	X(DDP_T_INVALID_STAG, "rx_err_ddp_t_stag",		\
 	  RSW_L_DDP, RSW_DDP_ET_TAGGED, RSW_DDP_EC_T_INVALID_STAG)	\
-	X(DDP_T_BASE_BOUNDS, "rx_err_ddp_tagged_base_bounds",		\
+	X(DDP_T_BASE_BOUNDS, "rx_err_ddp_t_bounds",		\
 	  RSW_L_DDP, RSW_DDP_ET_TAGGED, RSW_DDP_EC_T_BASE_BOUNDS)	\
-	X(DDP_T_STAG_NOT_ASSOC, "rx_err_ddp_tagged_stag_not_assoc",	\
+	X(DDP_T_STAG_NOT_ASSOC, "rx_err_ddp_t_assoc",	\
 	  RSW_L_DDP, RSW_DDP_ET_TAGGED, RSW_DDP_EC_T_STAG_NOT_ASSOC)	\
-	X(DDP_T_TO_WRAP, "rx_err_ddp_tagged_to_wrap",			\
+	X(DDP_T_TO_WRAP, "rx_err_ddp_t_to_wrap",			\
 	  RSW_L_DDP, RSW_DDP_ET_TAGGED, RSW_DDP_EC_T_TO_WRAP)		\
-	X(DDP_T_VERSION, "rx_err_ddp_tagged_version",			\
+	X(DDP_T_VERSION, "rx_err_ddp_t_version",			\
 	  RSW_L_DDP, RSW_DDP_ET_TAGGED, RSW_DDP_EC_T_VERSION)		\
-	X(DDP_U_INVALID_QN, "rx_err_ddp_untagged_invalid_qn",		\
+	X(DDP_U_INVALID_QN, "rx_err_ddp_u_qn",		\
 	  RSW_L_DDP, RSW_DDP_ET_UNTAGGED, RSW_DDP_EC_U_INVALID_QN)	\
-	X(DDP_U_MSN_NO_BUF, "rx_err_ddp_untagged_msn_no_buffer",	\
+	X(DDP_U_MSN_NO_BUF, "rx_err_ddp_u_no_buf",	\
 	  RSW_L_DDP, RSW_DDP_ET_UNTAGGED, RSW_DDP_EC_U_MSN_NO_BUF)	\
-	X(DDP_U_MSN_RANGE, "rx_err_ddp_untagged_msn_range",		\
+	X(DDP_U_MSN_RANGE, "rx_err_ddp_u_msn",		\
 	  RSW_L_DDP, RSW_DDP_ET_UNTAGGED, RSW_DDP_EC_U_MSN_RANGE)	\
-	X(DDP_U_INVALID_MO, "rx_err_ddp_untagged_invalid_mo",		\
+	X(DDP_U_INVALID_MO, "rx_err_ddp_u_mo",		\
 	  RSW_L_DDP, RSW_DDP_ET_UNTAGGED, RSW_DDP_EC_U_INVALID_MO)	\
-	X(DDP_U_TOO_LONG, "rx_err_ddp_untagged_too_long",		\
+	X(DDP_U_TOO_LONG, "rx_err_ddp_u_too_long",		\
 	  RSW_L_DDP, RSW_DDP_ET_UNTAGGED, RSW_DDP_EC_U_TOO_LONG)	\
-	X(DDP_U_VERSION, "rx_err_ddp_untagged_version",			\
+	X(DDP_U_VERSION, "rx_err_ddp_u_version",			\
 	  RSW_L_DDP, RSW_DDP_ET_UNTAGGED, RSW_DDP_EC_U_VERSION)		\
 	X(MPA_TCP_LOST, "rx_err_mpa_tcp_lost",				\
 	  RSW_L_LLP, RSW_LLP_ET_MPA, RSW_MPA_EC_TCP_LOST)		\
@@ -157,9 +157,9 @@
 	  RSW_L_LLP, RSW_LLP_ET_MPA, RSW_MPA_EC_CRC)			\
 	X(MPA_MARKER, "rx_err_mpa_marker",				\
 	  RSW_L_LLP, RSW_LLP_ET_MPA, RSW_MPA_EC_MARKER)			\
-	X(MPA_BAD_RR, "rx_err_mpa_bad_request_reply",			\
+	X(MPA_BAD_RR, "rx_err_mpa_bad_rr",			\
 	  RSW_L_LLP, RSW_LLP_ET_MPA, RSW_MPA_EC_BAD_RR)			\
-	X(MPA_CATASTROPHIC, "rx_err_mpa_catastrophic",			\
+	X(MPA_CATASTROPHIC, "rx_err_mpa_cat",			\
 	  RSW_L_LLP, RSW_LLP_ET_MPA, RSW_MPA_EC_CATASTROPHIC)		\
 	X(MPA_IRD, "rx_err_mpa_ird",					\
 	  RSW_L_LLP, RSW_LLP_ET_MPA, RSW_MPA_EC_IRD)			\

@@ -124,13 +124,13 @@ cross_checks() {
 		assert_eq "$(d "$a" tx_fpdus)" "$(d "$b" rx_fpdus)" "$a tx_fpdus = $b rx_fpdus"
 		assert_eq "$(d "$a" tx_octets)" "$(d "$b" rx_octets)" "$a tx_octets = $b rx_octets"
 		assert_eq "$(d "$a" tx_octets)" \
-			"$(($(d "$a" tx_zero_copy_octets) + $(d "$a" tx_copied_octets)))" \
+			"$(($(d "$a" tx_zcopy_octets) + $(d "$a" tx_copied_octets)))" \
 			"$a tx_octets = zero-copy + copied"
 		zero "$a" '^rx_err_'
-		zero "$a" '^(tx|rx)_terminates'
-		zero "$a" '^mpa_(fail|timeouts|tcp|request|reply|network|rejects)'
-		zero "$a" '^kernel_'
-		range "$a" stream_work_runs 1 1000000
+		zero "$a" '^(tx|rx)_terms'
+		zero "$a" '^mpa_(closed|truncated|bad|key|pd|enhanced|low|no|crc|timeouts|tcp|req|reply|net|rej)'
+		zero "$a" '^kern_'
+		range "$a" work_runs 1 1000000
 	done
 	eq rsw1 mpa_connected 1
 	eq rsw0 mpa_accepted 1
@@ -154,20 +154,20 @@ messages() {
 	eq rsw0 rx_sends $((2 * n + s))
 	eq rsw0 tx_sends $((2 * n))
 	eq rsw1 rx_sends $((2 * n))
-	eq rsw0 tx_read_requests "$n"
-	eq rsw1 rx_read_requests "$n"
-	eq rsw1 tx_read_requests "$r"
-	eq rsw0 rx_read_requests "$r"
-	eq rsw1 tx_read_responses "$n"
-	eq rsw0 rx_read_responses "$n"
-	eq rsw0 tx_read_responses "$r"
-	eq rsw1 rx_read_responses "$r"
+	eq rsw0 tx_read_reqs "$n"
+	eq rsw1 rx_read_reqs "$n"
+	eq rsw1 tx_read_reqs "$r"
+	eq rsw0 rx_read_reqs "$r"
+	eq rsw1 tx_read_resps "$n"
+	eq rsw0 rx_read_resps "$n"
+	eq rsw0 tx_read_resps "$r"
+	eq rsw1 rx_read_resps "$r"
 	eq rsw0 tx_writes "$n"
 	eq rsw1 rx_writes "$n"
 	eq rsw1 tx_writes "$w"
 	eq rsw0 rx_writes "$w"
-	zero rsw0 '^(tx|rx)_(immediate|atomic)'
-	zero rsw1 '^(tx|rx)_(immediate|atomic)'
+	zero rsw0 '^(tx|rx)_(imm|atomic)_'
+	zero rsw1 '^(tx|rx)_(imm|atomic)_'
 	# The provider rings the doorbell at most once per post (fewer while
 	# the kernel is still looking at the queue): client 2N Sends and
 	# 2N+1 receives, server 4N work requests and 2N+1 receives.
@@ -231,8 +231,8 @@ cross_checks
 range rsw1 tx_fpdus $((3 * N + P2P)) $((2 * N + P2P + N * (S / 496 + 1)))
 # Only Read Responses are spliced (tx.h), payload octets only: at most
 # N*S; the server sends none, its Write is copied.
-range rsw1 tx_zero_copy_octets 1 $((N * S))
-eq rsw0 tx_zero_copy_octets 0
+range rsw1 tx_zcopy_octets 1 $((N * S))
+eq rsw0 tx_zcopy_octets 0
 re_rsw_set rsw0 mpa_crc on
 re_rsw_set rsw1 mpa_crc on
 
@@ -240,8 +240,8 @@ step "4. nobody listens: one TCP connect failure at the initiator"
 begin refused
 check_fails "$B/rping" -c -I "$CLI" -a "$SRV" -p 7503 -C 1
 finish
-eq rsw1 mpa_tcp_connect_failures 1
-zero rsw1 '^mpa_(fail|timeouts|request|reply|network|rejects|connected)'
+eq rsw1 mpa_tcp_fails 1
+zero rsw1 '^mpa_(closed|truncated|bad|key|pd|enhanced|low|no|crc|timeouts|req|reply|net|rej|connected)'
 zero rsw0 .
 
 step "tear down"
