@@ -19,8 +19,9 @@
 #    one end sent the other received, FPDU for FPDU and octet for octet;
 #    MPA outcomes, no refused input, no Terminate, no kernel post.
 # 3. rping -C N -S 60000 with MPA CRC off: Read Responses of 60000 octets,
-#    spliced (zero copy) since there is no CRC; the FPDU count depends on
-#    TCP's MSS, so it is bounded (see there); octets still match exactly.
+#    spliced (zero copy) since there is no CRC, exactly their payload; the
+#    FPDU count depends on TCP's MSS, so it is bounded (see there);
+#    octets still match exactly.
 # 4. An rping to a port nobody listens on: one TCP connect failure at the
 #    initiator, nothing else.
 # shellcheck source=scripts/tests/lib.sh
@@ -229,9 +230,13 @@ cross_checks
 # (RSW_TX_MSS_MIN), whatever TCP's MSS is (near 64 KiB on lo, but it is
 # TCP's to choose); every other rping message fits one FPDU.
 range rsw1 tx_fpdus $((3 * N + P2P)) $((2 * N + P2P + N * (S / 496 + 1)))
-# Only Read Responses are spliced (tx.h), payload octets only: at most
-# N*S; the server sends none, its Write is copied.
-range rsw1 tx_zcopy_octets 1 $((N * S))
+# The server's Writes (strlen + 1 of the echoed buffer, S octets) split
+# alike: at least one FPDU each, at most one per 496 octets.
+range rsw0 tx_fpdus $((4 * N)) $((3 * N + N * (S / 496 + 1) + $(rtr rsw0 rx read)))
+# Without CRC every Read Response from a user MR named by its own STag
+# (rping's) goes by page reference, its payload only (tx.h): exactly
+# N*S octets; headers, the server's Write and all Sends are copied.
+eq rsw1 tx_zcopy_octets $((N * S))
 eq rsw0 tx_zcopy_octets 0
 re_rsw_set rsw0 mpa_crc on
 re_rsw_set rsw1 mpa_crc on
