@@ -62,10 +62,11 @@ static void rsw_reap_work(struct work_struct *work)
 static void rsw_dealloc_driver(struct ib_device *ibdev)
 {
 	struct rsw_device *rsw = to_rsw_dev(ibdev);
+	struct rsw_stats *st = rsw->stats;
 
 	rsw_mr_table_destroy(&rsw->mrs);
-	rsw_stats_put(rsw->stats);
-	rsw->stats = NULL;
+	rsw->stats = NULL;		/* no pointer outlives our reference */
+	rsw_stats_put(st);
 	mutex_lock(&rsw_devices_lock);
 	rsw->dead = true;
 	mutex_unlock(&rsw_devices_lock);

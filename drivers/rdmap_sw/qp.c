@@ -556,8 +556,6 @@ static int rsw_user_doorbell(struct rsw_qp *qp, struct rsw_wq *wq)
 	int ret = 0;
 
 	spin_lock_irqsave(&wq->lock, flags);
-	if (!qp->dead)		/* a doorbell that does work: counted */
-		rsw_stat_inc(qp->rsw->stats, RSW_STAT_USER_DOORBELLS);
 	if (qp->dead) {
 		ret = -EINVAL;
 	} else if (qp->state == RSW_QPS_ERROR) {
@@ -571,6 +569,8 @@ static int rsw_user_doorbell(struct rsw_qp *qp, struct rsw_wq *wq)
 		}
 	}
 	spin_unlock_irqrestore(&wq->lock, flags);
+	if (!ret)		/* a doorbell that does work: counted */
+		rsw_stat_inc(qp->rsw->stats, RSW_STAT_USER_DOORBELLS);
 	if (direct) {
 		rsw_stream_tx_direct(direct);
 		rsw_qp_put(qp);

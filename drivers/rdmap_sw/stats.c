@@ -5,8 +5,8 @@
  * Data path: every count is a this_cpu_add() into the set's per-CPU
  * array, from any context; no lock, no atomic.  A reader sums the CPUs'
  * shares; a sum taken while others count is as of some moment during the
- * read, per counter (u64 loads are whole on the 64-bit kernels we build
- * for).
+ * read, per counter (u64 loads are whole on 64-bit kernels, the only
+ * ones rsw_stats_alloc() builds for).
  *
  * Lifetime: a kref.  The device takes the first reference at allocation
  * (rsw_device_alloc()) and drops it in dealloc_driver.  Whatever may count
@@ -27,6 +27,7 @@
 
 struct rsw_stats *rsw_stats_alloc(void)
 {
+	BUILD_BUG_ON(!IS_ENABLED(CONFIG_64BIT));	/* untorn u64 reads */
 	struct rsw_stats *st = kzalloc(sizeof(*st), GFP_KERNEL);
 
 	if (!st)
@@ -63,6 +64,26 @@ void rsw_stats_put(struct rsw_stats *st)
 		kref_put(&st->ref, rsw_stats_free);
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_stats_put);
+
+/*
+ * Sum every shown counter into @val[0..RSW_STAT_SHOWN): one walk over the
+ * CPUs, each CPU's block read in order, rather than one strided walk per
+ * counter (a local user may ask for a refresh every 10 ms).
+ */
+static void rsw_stats_read_all(struct rsw_stats *st, u64 *val)
+{
+	int cpu, i;
+
+	memset(val, 0, RSW_STAT_SHOWN * sizeof(*val));
+	if (!st)
+		return;
+	for_each_possible_cpu(cpu) {
+		const struct rsw_stats_pcpu *p = per_cpu_ptr(st->pcpu, cpu);
+
+		for (i = 0; i < RSW_STAT_SHOWN; i++)
+			val[i] += READ_ONCE(p->v[i + 1]);
+	}
+}
 
 u64 rsw_stats_read(struct rsw_stats *st, enum rsw_stat i)
 {
@@ -164,12 +185,10 @@ static int rsw_get_hw_stats(struct ib_device *ibdev,
 			    struct rdma_hw_stats *stats, u32 port, int index)
 {
 	struct rsw_stats *st = to_rsw_dev(ibdev)->stats;
-	int i;
 
 	if (!port || stats->num_counters != RSW_STAT_SHOWN)
 		return -EINVAL;
-	for (i = 0; i < RSW_STAT_SHOWN; i++)
-		stats->value[i] = rsw_stats_read(st, i + 1);
+	rsw_stats_read_all(st, stats->value);
 	return RSW_STAT_SHOWN;
 }
 

@@ -87,10 +87,10 @@
  * the stream ended (DONE), which drops the QP reference the stream took.
  * The socket is the stream's from attach to rsw_stream_end(), which
  * releases it.  The stream holds a reference on its device's counter set
- * (s->stats) from attach to rsw_stream_free(), after its work and linger
- * timeout are gone: every count of its work, RX, TX and end goes through
- * it, never through the device (stats.c).  Socket callbacks find the stream through sk_user_data
- * under RCU until the end unhooks them.
+ * (s->counters) from attach to rsw_stream_free(), after its work and
+ * linger timeout are gone: every count of its work, RX, TX and end goes
+ * through it, never through the device (stats.c).  Socket callbacks find
+ * the stream through sk_user_data under RCU until the end unhooks them.
  *
  * Network namespaces.  The socket pins no namespace.  While it has its
  * socket, a stream is on rsw_streams with the socket's namespace; when
