@@ -12,7 +12,10 @@
  *    close mid-frame, silence) are cleaned up with the right reason
  *    and a raw server answering badly fails our connect cleanly;
  *  - destroying a listener with half-open children, and 50 connect/accept
- *    cycles, leave no cep alive (kmemleak runs after the suites).
+ *    cycles, leave no cep alive (kmemleak runs after the suites);
+ *  - every cep counts into a counter set of the case's own (stats.h): a
+ *    reject, a refused connect and each hostile client move exactly the
+ *    counters of their outcome, and nothing else.
  */
 #include <kunit/test.h>
 #include <linux/delay.h>
@@ -31,6 +34,36 @@ RSW_IMPORT_KUNIT_NS();
 
 #define WAIT (10 * HZ)
 #define SHORT_MS 300	/* MPA timeout of the timeout cases */
+
+/*
+ * The case's counters: every cep takes its own reference, so the case's
+ * is dropped at its end even while ceps of it are still going.
+ */
+static struct rsw_stats *cm_ctrs;
+
+static int cm_init(struct kunit *test)
+{
+	cm_ctrs = rsw_stats_alloc();
+	return cm_ctrs ? 0 : -ENOMEM;
+}
+
+static void cm_exit(struct kunit *test)
+{
+	rsw_stats_put(cm_ctrs);
+	cm_ctrs = NULL;
+}
+
+/* Counters @a and @b (RSW_STAT_NONE: unused) are 1, every other 0. */
+static void cm_expect_ctrs(struct kunit *test, enum rsw_stat a,
+			   enum rsw_stat b)
+{
+	enum rsw_stat i;
+
+	for (i = RSW_STAT_NONE + 1; i < RSW_STAT_NUM; i++)
+		KUNIT_EXPECT_EQ_MSG(test, rsw_stats_read(cm_ctrs, i),
+				    (u64)(i == a || i == b), "counter %s",
+				    rsw_stat_descs[i - 1].name);
+}
 
 /* What one side saw. */
 struct side {
@@ -187,6 +220,7 @@ static struct rsw_cep *listen_on(struct kunit *test, struct side *s,
 	struct rsw_cm_args args = {
 		.net = &init_net, .local = (const struct sockaddr *)local,
 		.lp = lp, .timeout_ms = timeout_ms, .ops = &t_ops, .ctx = s,
+		.stats = cm_ctrs,
 	};
 	struct rsw_cep *l = rsw_cm_listen(&args);
 
@@ -203,6 +237,7 @@ static struct rsw_cep *connect_to(struct kunit *test, struct side *s,
 	struct rsw_cm_args args = {
 		.net = &init_net, .remote = (const struct sockaddr *)remote,
 		.lp = lp, .timeout_ms = timeout_ms, .ops = &t_ops, .ctx = s,
+		.stats = cm_ctrs,
 	};
 	struct rsw_cep *c = rsw_cm_connect(&args);
 
@@ -422,6 +457,8 @@ static void cm_reject_with_pd(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rsw_cm_accept(ls->child, &ls->accept_lp, ls),
 			-EINVAL);
 	KUNIT_EXPECT_EQ(test, rsw_cm_reject(ls->child, NULL, 0), -EINVAL);
+	cm_expect_ctrs(test, RSW_STAT_MPA_REJECTS_SENT,
+		       RSW_STAT_MPA_E_REJECTED);
 
 	rsw_cm_destroy(ini);
 	rsw_cm_destroy(ls->child);
@@ -447,6 +484,7 @@ static void cm_connect_refused(struct kunit *test)
 	wait_done(test, &is->reply);
 	KUNIT_EXPECT_EQ(test, is->status, -ECONNREFUSED);
 	KUNIT_EXPECT_EQ(test, is->reason, RSW_MPA_OK);
+	cm_expect_ctrs(test, RSW_STAT_MPA_TCP_FAILS, RSW_STAT_NONE);
 	rsw_cm_destroy(ini);
 	wait_live(test, base);
 }
@@ -549,6 +587,9 @@ static void cm_hostile_client(struct kunit *test)
 			KUNIT_EXPECT_EQ(test, atomic_read(&st->fail[i]), 0);
 	KUNIT_EXPECT_EQ(test, atomic_read(&st->accepted), 1);
 	KUNIT_EXPECT_FALSE(test, completion_done(&ls->req));
+	/* Counted before the listener's own count above. */
+	cm_expect_ctrs(test, c->reason ? rsw_mpa_reason(c->reason)->stat :
+					 RSW_STAT_MPA_TIMEOUTS, RSW_STAT_NONE);
 
 	/* The client sees a Reject if due, then the end of the stream. */
 	if (c->reject) {
@@ -943,6 +984,8 @@ static struct kunit_case cm_cases[] = {
 
 static struct kunit_suite cm_suite = {
 	.name = "rdmap_sw_cm",
+	.init = cm_init,
+	.exit = cm_exit,
 	.test_cases = cm_cases,
 };
 

@@ -313,6 +313,42 @@ static struct rsw_stream_stats st_stats(struct kunit *test, struct st_end *e)
 	return s;
 }
 
+/*
+ * The device's counters (stats.h) as a case began: every QP of the suite
+ * is on st's device and cases run one at a time, so what the case did is
+ * the difference.
+ */
+struct st_ctrs {
+	u64 v[RSW_STAT_NUM];
+};
+
+static struct st_ctrs *st_ctrs_snap(struct kunit *test)
+{
+	struct st_ctrs *c = kunit_kzalloc(test, sizeof(*c), GFP_KERNEL);
+	enum rsw_stat i;
+
+	KUNIT_ASSERT_NOT_NULL(test, c);
+	for (i = RSW_STAT_NONE + 1; i < RSW_STAT_NUM; i++)
+		c->v[i] = rsw_stats_read(st.rsw->stats, i);
+	return c;
+}
+
+static u64 st_ctr(const struct st_ctrs *c0, enum rsw_stat i)
+{
+	return rsw_stats_read(st.rsw->stats, i) - c0->v[i];
+}
+
+/* The rx_err_* counters together: refused peer input of any cause. */
+static u64 st_ctr_rx_errs(const struct st_ctrs *c0)
+{
+	u64 sum = 0;
+	unsigned int i;
+
+	for (i = 0; i < rsw_rx_err_nrows; i++)
+		sum += st_ctr(c0, rsw_rx_err_rows[i].stat);
+	return sum;
+}
+
 /* ---------------------------------------------------------- TCP sockets */
 
 /* A connected TCP pair on 127.0.0.1: *@c connected, *@s accepted. */
@@ -703,16 +739,72 @@ static void st_rtr_desc(const u8 *p, char *desc)
 
 KUNIT_ARRAY_PARAM(st_rtr, st_rtr_params, st_rtr_desc);
 
+/*
+ * Both ends of a loopback count into st's device: once everything came
+ * in, FPDUs and octets sent equal those received.  The sender counts
+ * after TCP took the octets, which on loopback may be after the receiver
+ * completed them, so this waits (bounded) for the two to meet.
+ */
+static bool st_ctrs_settled(const struct st_ctrs *c0)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(ST_WAIT_MS);
+
+	while (st_ctr(c0, RSW_STAT_TX_FPDUS) != st_ctr(c0, RSW_STAT_RX_FPDUS) ||
+	       st_ctr(c0, RSW_STAT_TX_OCTETS) !=
+	       st_ctr(c0, RSW_STAT_RX_OCTETS)) {
+		if (time_after(jiffies, end))
+			return false;
+		msleep(5);
+	}
+	return true;
+}
+
+/*
+ * The counters of st_lb_send: @nsend Sends, each posted alone on both
+ * sides, plus the RTR of type @rtr (a Send RTR is a Send on the wire).
+ */
+static void st_lb_send_ctrs(struct kunit *test, const struct st_ctrs *c0,
+			    u8 rtr, u64 nsend)
+{
+	u64 sends = nsend + (rtr == RSW_MPA_RTR_SEND);
+
+	KUNIT_EXPECT_TRUE_MSG(test, st_ctrs_settled(c0),
+			      "FPDUs or octets sent and received differ");
+	KUNIT_EXPECT_EQ(test, st_ctr(c0, RSW_STAT_TX_SENDS), sends);
+	KUNIT_EXPECT_EQ(test, st_ctr(c0, RSW_STAT_RX_SENDS), sends);
+	KUNIT_EXPECT_EQ(test, st_ctr(c0, rsw_stat_rtr(rtr, false)), 1);
+	KUNIT_EXPECT_EQ(test, st_ctr(c0, rsw_stat_rtr(rtr, true)), 1);
+	KUNIT_EXPECT_EQ(test, st_ctr(c0, RSW_STAT_KERNEL_SEND_POSTS), nsend);
+	KUNIT_EXPECT_EQ(test, st_ctr(c0, RSW_STAT_KERNEL_SEND_WRS), nsend);
+	KUNIT_EXPECT_EQ(test, st_ctr(c0, RSW_STAT_KERNEL_RECV_POSTS), nsend);
+	KUNIT_EXPECT_EQ(test, st_ctr(c0, RSW_STAT_KERNEL_RECV_WRS), nsend);
+	/* At least one FPDU per message, the RTR of any type one of them. */
+	KUNIT_EXPECT_GE(test, st_ctr(c0, RSW_STAT_TX_FPDUS), nsend + 1);
+	KUNIT_EXPECT_EQ(test, st_ctr(c0, RSW_STAT_TX_OCTETS),
+			st_ctr(c0, RSW_STAT_TX_ZC_OCTETS) +
+			st_ctr(c0, RSW_STAT_TX_COPIED_OCTETS));
+	KUNIT_EXPECT_EQ(test, st_ctr(c0, RSW_STAT_TX_TERMS), 0);
+	KUNIT_EXPECT_EQ(test, st_ctr(c0, RSW_STAT_RX_TERMS), 0);
+	KUNIT_EXPECT_EQ(test, st_ctr_rx_errs(c0), 0);
+	KUNIT_EXPECT_GE(test, st_ctr(c0, RSW_STAT_STREAM_WAKEUPS), 2);
+}
+
 /* Multi-SGE Sends both ways; the RTR completes nothing on either side. */
 static void st_lb_send(struct kunit *test)
 {
 	const u8 *rtr = test->param_value;
+	struct st_ctrs *c0 = st_ctrs_snap(test);
 	struct st_lb lb = st_lb_up(test, *rtr, true, false);
 	struct rsw_stream_stats sa, sb;
+	u64 nsend = 0;
 
 	st_send_check(test, lb.a, lb.b, 433, 2, 2, 0, 100);
+	nsend++;
 	st_send_check(test, lb.b, lb.a, 5000, 3, 2, 0, 200);
+	nsend++;
 	st_send_check(test, lb.a, lb.b, 1, 1, 1, 0, 300);
+	nsend++;
+	st_lb_send_ctrs(test, c0, *rtr, nsend);
 	/* Nothing else: no completion for the RTR, none twice. */
 	st_cq_empty(test, lb.a->scq, "A send CQ");
 	st_cq_empty(test, lb.a->rcq, "A recv CQ");
@@ -2814,6 +2906,27 @@ static void st_hx_check_end(struct kunit *test, struct st_hx *x,
 			       ST_ANY_VENDOR_ERR);
 }
 
+/*
+ * The counters of one hostile case: the refused FPDU counted once under
+ * the cause the Terminate carries (the case's layer, type and code), that
+ * Terminate once among those sent and under its layer, none received.
+ */
+static void st_hostile_ctrs(struct kunit *test, const struct st_ctrs *c0,
+			    const struct st_bad_case *c)
+{
+	struct rsw_term_cause cause = RSW_TERM_CAUSE(c->layer, c->etype,
+						     c->ecode);
+
+	KUNIT_EXPECT_EQ(test, st_ctr(c0, rsw_stat_rx_err(&cause)), 1);
+	KUNIT_EXPECT_EQ(test, st_ctr_rx_errs(c0), 1);
+	KUNIT_EXPECT_EQ(test, st_ctr(c0, RSW_STAT_TX_TERMS), 1);
+	KUNIT_EXPECT_EQ(test, st_ctr(c0, rsw_stat_term_layer(c->layer, false)),
+			1);
+	KUNIT_EXPECT_EQ(test, st_ctr(c0, RSW_STAT_RX_TERMS), 0);
+	if (c->layer == RSW_TERM_LAYER_LLP && c->ecode == RSW_MPA_EC_CRC)
+		KUNIT_EXPECT_EQ(test, st_ctr(c0, RSW_STAT_RX_ERR_MPA_CRC), 1);
+}
+
 static void st_hostile(struct kunit *test)
 {
 	const struct st_bad_case *c = test->param_value;
@@ -2823,11 +2936,13 @@ static void st_hostile(struct kunit *test)
 	const struct rsw_hdr_term *th = (const void *)t;
 	const struct rsw_rdmap_term *term = &th->term;
 	struct rsw_stream_stats ss;
+	struct st_ctrs *c0;
 	u32 rresps = 0;
 	bool access;
 	int ulpdu;
 
 	KUNIT_ASSERT_NOT_NULL(test, t);
+	c0 = st_ctrs_snap(test);
 	if (c->qp_deny)
 		st_qp_access(test, x->e, ST_QP_RIGHTS & ~c->qp_deny);
 	c->build(x);
@@ -2902,6 +3017,7 @@ static void st_hostile(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ss.term.layer, c->layer);
 	KUNIT_EXPECT_EQ(test, ss.term.etype, c->etype);
 	KUNIT_EXPECT_EQ(test, ss.term.ecode, c->ecode);
+	st_hostile_ctrs(test, c0, c);
 	/* The local ULP hears of it: access errors as such. */
 	access = (c->layer == RSW_TERM_LAYER_RDMAP &&
 		  c->etype == RSW_RDMAP_ET_REMOTE_PROT) ||

@@ -26,9 +26,13 @@
  * connect_request hands the listener's list reference to the callee;
  * rsw_cm_destroy() drops it), one per queued work item or armed timeout
  * (taken by rsw_cep_queue()/arming, dropped by the item or by whoever
- * cancels it), and a child's on its listener.  Socket callbacks find the
- * cep through sk_user_data under sk_callback_lock; it is cleared before the
- * owner's reference goes, so a callback never sees a freed cep.
+ * cancels it), and a child's on its listener.  A cep holds a reference
+ * on the counter set it was given (rsw_cm_args.stats; children take the
+ * listener's) until it is freed, so a cep that counts after its device
+ * was deallocated (iw.c's "peer already left") counts into live memory.
+ * Socket callbacks find the cep through sk_user_data under
+ * sk_callback_lock; it is cleared before the owner's reference goes, so a
+ * callback never sees a freed cep.
  *
  * Locks: cep->lock (mutex) serialises the state machine, accept, reject and
  * destroy; a listener's children_lock (mutex, its own class) guards its
@@ -137,6 +141,8 @@ struct rsw_cep {
 	struct mutex		children_lock;
 	struct list_head	children;
 	struct rsw_cm_listen_stats stats;
+	/* The device's counters: a reference until freed (stats.c). */
+	struct rsw_stats	*counters;
 	/* Child: its listener (a reference) and place in its list. */
 	struct rsw_cep		*listener;
 	struct list_head	child_link;
@@ -175,6 +181,7 @@ static void rsw_cep_free(struct kref *ref)
 	/* Taken, never placed: a namespace exit may be waiting for it. */
 	if (WARN_ON_ONCE(cep->handing_over))
 		wake_up_all(&rsw_cep_sock_wait);
+	rsw_stats_put(cep->counters);
 	kfree(cep);
 	atomic_dec(&rsw_cep_live);
 	if (listener)
@@ -209,6 +216,7 @@ static struct rsw_cep *rsw_cep_alloc(const struct rsw_cm_args *args)
 	cep->timeout_jiffies = msecs_to_jiffies(max(ms, 1U));
 	cep->ops = args->ops;
 	cep->ctx = args->ctx;
+	cep->counters = rsw_stats_get(args->stats);
 	if (args->lp)
 		cep->lp = *args->lp;
 	else
@@ -398,10 +406,16 @@ static enum rsw_mpa_rx_status rsw_cep_read(struct rsw_cep *cep)
 /* -------------------------------------------------------------------------
  * The state machine.  Each step runs under cep->lock and returns the next
  * state; an event to deliver is left in cep->ev / cep->evd.
+ *
+ * rsw_cep_fail(): @status for the owner, MPA @reason (RSW_MPA_OK for a
+ * failure that is not the peer's frame), counted in @stat, its true cause
+ * (stats.h: no counter stands for "some failure").
  */
 static enum rsw_cep_state rsw_cep_fail(struct rsw_cep *cep, int status,
-				       enum rsw_mpa_reason reason)
+				       enum rsw_mpa_reason reason,
+				       enum rsw_stat stat)
 {
+	rsw_stat_inc(cep->counters, stat);
 	rsw_cep_dbg(cep, "failed: %d (%s)\n", status,
 		    rsw_mpa_reason(reason)->name);
 	cep->evd = (struct rsw_cm_event) { .status = status, .reason = reason };
@@ -422,7 +436,9 @@ static enum rsw_cep_state rsw_cep_fail(struct rsw_cep *cep, int status,
 static enum rsw_cep_state rsw_cep_fail_mpa(struct rsw_cep *cep,
 					   enum rsw_mpa_reason reason)
 {
-	return rsw_cep_fail(cep, rsw_mpa_reason(reason)->err, reason);
+	const struct rsw_mpa_reason_info *ri = rsw_mpa_reason(reason);
+
+	return rsw_cep_fail(cep, ri->err, reason, ri->stat);
 }
 
 static enum rsw_cep_state rsw_cep_step_connecting(struct rsw_cep *cep)
@@ -432,7 +448,8 @@ static enum rsw_cep_state rsw_cep_step_connecting(struct rsw_cep *cep)
 	int err;
 
 	if (READ_ONCE(cep->timed_out))
-		return rsw_cep_fail(cep, -ETIMEDOUT, RSW_MPA_OK);
+		return rsw_cep_fail(cep, -ETIMEDOUT, RSW_MPA_OK,
+				    RSW_STAT_MPA_TIMEOUTS);
 	switch (READ_ONCE(sk->sk_state)) {
 	case TCP_SYN_SENT:
 		return RSW_CEP_CONNECTING;
@@ -441,13 +458,15 @@ static enum rsw_cep_state rsw_cep_step_connecting(struct rsw_cep *cep)
 		break;
 	default:
 		err = sock_error(sk);
-		return rsw_cep_fail(cep, err ?: -ECONNREFUSED, RSW_MPA_OK);
+		return rsw_cep_fail(cep, err ?: -ECONNREFUSED, RSW_MPA_OK,
+				    RSW_STAT_MPA_TCP_FAILS);
 	}
 	err = rsw_mpa_request(&cep->lp, &req);
 	if (!err)
 		err = rsw_cep_send_frame(cep, &req, false);
 	if (err)
-		return rsw_cep_fail(cep, err, RSW_MPA_OK);
+		return rsw_cep_fail(cep, err, RSW_MPA_OK,
+				    RSW_STAT_MPA_REQUEST_SEND_FAILS);
 	rsw_mpa_rx_init(&cep->rx, true, cep->lp.rev);
 	return RSW_CEP_AWAIT_REPLY;
 }
@@ -500,7 +519,9 @@ static void rsw_cep_send_term(struct rsw_cep *cep, enum rsw_mpa_reason r)
 	if (!b)
 		return;
 	rsw_tx_sock_init(&b->ts, cep->sock);
+	b->ts.stats = cep->counters;	/* the cep's reference */
 	if (!rsw_tx_init(&b->tx, &cfg, NULL, NULL, &rsw_tx_sock_ops, &b->ts)) {
+		b->tx.stats = cep->counters;
 		lock_sock(cep->sock->sk);	/* the sink's contract */
 		rsw_tx_terminate(&b->tx, &t);
 		release_sock(cep->sock->sk);
@@ -515,7 +536,8 @@ static enum rsw_cep_state rsw_cep_step_await_reply(struct rsw_cep *cep)
 
 	if (st == RSW_MPA_RX_MORE) {
 		if (READ_ONCE(cep->timed_out))
-			return rsw_cep_fail(cep, -ETIMEDOUT, RSW_MPA_OK);
+			return rsw_cep_fail(cep, -ETIMEDOUT, RSW_MPA_OK,
+					    RSW_STAT_MPA_TIMEOUTS);
 		return RSW_CEP_AWAIT_REPLY;
 	}
 	r = st == RSW_MPA_RX_FAILED ? cep->rx.reason :
@@ -529,10 +551,22 @@ static enum rsw_cep_state rsw_cep_step_await_reply(struct rsw_cep *cep)
 		return RSW_CEP_CLOSED;
 	}
 	rsw_cep_disarm_timeout(cep);
+	rsw_stat_inc(cep->counters, RSW_STAT_MPA_CONNECTED);
 	cep->ev = RSW_CEP_EV_REPLY;
 	cep->evd = (struct rsw_cm_event) {};
 	rsw_cep_event_pd(cep);
 	return RSW_CEP_CONNECTED;
+}
+
+/* Send our Reply or Reject frame; a failure to is counted. */
+static int rsw_cep_send_reply(struct rsw_cep *cep,
+			      const struct rsw_mpa_frame *rep)
+{
+	int ret = rsw_cep_send_frame(cep, rep, true);
+
+	if (ret)
+		rsw_stat_inc(cep->counters, RSW_STAT_MPA_REPLY_SEND_FAILS);
+	return ret;
 }
 
 /* Reject frame for a Request we refuse ourselves; best effort. */
@@ -543,7 +577,7 @@ static void rsw_cep_refuse(struct rsw_cep *cep, enum rsw_mpa_reason r)
 	if (!rsw_mpa_reason(r)->reply)
 		return;
 	rsw_mpa_reject(&cep->lp, &cep->rx.frame, &rep);
-	rsw_cep_send_frame(cep, &rep, true);
+	rsw_cep_send_reply(cep, &rep);
 }
 
 static enum rsw_cep_state rsw_cep_step_await_request(struct rsw_cep *cep)
@@ -553,7 +587,8 @@ static enum rsw_cep_state rsw_cep_step_await_request(struct rsw_cep *cep)
 
 	if (st == RSW_MPA_RX_MORE) {
 		if (READ_ONCE(cep->timed_out))
-			return rsw_cep_fail(cep, -ETIMEDOUT, RSW_MPA_OK);
+			return rsw_cep_fail(cep, -ETIMEDOUT, RSW_MPA_OK,
+					    RSW_STAT_MPA_TIMEOUTS);
 		return RSW_CEP_AWAIT_REQUEST;
 	}
 	if (st == RSW_MPA_RX_FAILED)
@@ -616,7 +651,8 @@ static enum rsw_cep_state rsw_cep_step(struct rsw_cep *cep)
 	    cep->ev != RSW_CEP_EV_NONE)
 		return rsw_cep_steps[cep->state](cep);
 	if (cep->state != RSW_CEP_CONNECTED)
-		return rsw_cep_fail(cep, -ENETDOWN, RSW_MPA_OK);
+		return rsw_cep_fail(cep, -ENETDOWN, RSW_MPA_OK,
+				    RSW_STAT_MPA_NETDOWN);
 	cep->ev = RSW_CEP_EV_CLOSED;
 	cep->evd = (struct rsw_cm_event) { .status = -ENETDOWN };
 	rsw_cep_close_sock(cep);
@@ -718,6 +754,7 @@ static void rsw_listen_add_child(struct rsw_cep *l, struct socket *sock)
 {
 	struct rsw_cm_args args = {
 		.lp = &l->lp, .ops = l->ops, .ctx = NULL,
+		.stats = l->counters,
 	};
 	struct rsw_cep *cep;
 
@@ -993,9 +1030,13 @@ int rsw_cm_accept(struct rsw_cep *cep, const struct rsw_mpa_params *lp,
 	cep->ctx = ctx;
 	r = rsw_mpa_accept(&cep->lp, &cep->rx.frame, &rep, &cep->conn);
 	if (!r)
-		ret = rsw_cep_send_frame(cep, &rep, true);
+		ret = rsw_cep_send_reply(cep, &rep);
 	else if (rsw_mpa_reason(r)->reply)
-		rsw_cep_send_frame(cep, &rep, true);
+		rsw_cep_send_reply(cep, &rep);
+	if (r)
+		rsw_stat_inc(cep->counters, rsw_mpa_reason(r)->stat);
+	else if (!ret)
+		rsw_stat_inc(cep->counters, RSW_STAT_MPA_ACCEPTED);
 	if (r || ret) {
 		ret = r ? rsw_mpa_reason(r)->err : ret;
 		rsw_cep_close_sock(cep);
@@ -1028,7 +1069,9 @@ int rsw_cm_reject(struct rsw_cep *cep, const void *pd, u8 pd_len)
 	if (ret)
 		goto out_unlock;
 	rsw_mpa_reject(&cep->lp, &cep->rx.frame, &rep);
-	ret = rsw_cep_send_frame(cep, &rep, true);
+	ret = rsw_cep_send_reply(cep, &rep);
+	if (!ret)
+		rsw_stat_inc(cep->counters, RSW_STAT_MPA_REJECTS_SENT);
 	rsw_cep_close_sock(cep);
 	cep->state = RSW_CEP_CLOSED;
 out_unlock:

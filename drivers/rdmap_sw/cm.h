@@ -91,6 +91,8 @@ struct rsw_cm_args {
 	unsigned int			timeout_ms;
 	const struct rsw_cm_ops		*ops;
 	void				*ctx;
+	/* Counters (stats.h) the cep takes a reference on; NULL: none. */
+	struct rsw_stats		*stats;
 };
 
 /* Per-listener counters of refused or abandoned incoming connections. */

@@ -19,6 +19,7 @@
 #include "cm.h"
 #include "tx.h"
 #include "stream.h"
+#include "stats.h"
 
 /*
  * main.c - module, rdma link ops, netdev events, device lifecycle.
@@ -865,5 +866,28 @@ int rsw_cm_live(void);
  */
 void rsw_cm_net_exit(struct net *net);
 const char *rsw_cep_state_name(unsigned int s);
+
+/*
+ * stats.c - counter sets and the hw_stats ops (lifetime at the top of
+ * stats.c).  Any context but alloc (process context, may sleep).
+ */
+extern const struct ib_device_ops rsw_stats_ops;
+/* The hw_stats descriptors: counter i is rsw_stat_descs[i - 1]. */
+extern const struct rdma_stat_desc rsw_stat_descs[RSW_STAT_SHOWN];
+extern const struct rsw_rx_err_row rsw_rx_err_rows[];
+extern const unsigned int rsw_rx_err_nrows;
+/* A set with one reference, or NULL. */
+struct rsw_stats *rsw_stats_alloc(void);
+/* Another reference on @st (NULL: none); returns @st. */
+struct rsw_stats *rsw_stats_get(struct rsw_stats *st);
+void rsw_stats_put(struct rsw_stats *st);
+/* The sum of counter @i over every CPU. */
+u64 rsw_stats_read(struct rsw_stats *st, enum rsw_stat i);
+/* The rx_err_* counter of Terminate cause @c; NONE if the RFCs lack it. */
+enum rsw_stat rsw_stat_rx_err(const struct rsw_term_cause *c);
+/* The Terminates-by-layer counter of @layer, sent or (@rx) received. */
+enum rsw_stat rsw_stat_term_layer(u8 layer, bool rx);
+/* The RTR counter of RSW_MPA_RTR_* type @rtr, sent or (@rx) received. */
+enum rsw_stat rsw_stat_rtr(u8 rtr, bool rx);
 
 #endif /* RDMAP_SW_INTERNAL_H */

@@ -348,6 +348,7 @@ static int rsw_iw_connect(struct iw_cm_id *cm_id,
 		.remote = (struct sockaddr *)&cm_id->m_remote_addr,
 		.lp = &lp,
 		.ops = &rsw_iw_cm_ops,
+		.stats = rsw->stats,
 	};
 	struct rsw_cep *cep;
 	struct rsw_iw_ep *ep;
@@ -597,6 +598,7 @@ static int rsw_iw_create_listen(struct iw_cm_id *cm_id, int backlog)
 		.backlog = backlog,
 		.lp = &lp,
 		.ops = &rsw_iw_cm_ops,
+		.stats = rsw->stats,
 	};
 	struct rsw_iw_listen *l;
 	unsigned int n, extra = 0;

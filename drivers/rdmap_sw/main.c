@@ -62,8 +62,11 @@ static void rsw_reap_work(struct work_struct *work)
 static void rsw_dealloc_driver(struct ib_device *ibdev)
 {
 	struct rsw_device *rsw = to_rsw_dev(ibdev);
+	struct rsw_stats *st = rsw->stats;
 
 	rsw_mr_table_destroy(&rsw->mrs);
+	rsw->stats = NULL;		/* no pointer outlives our reference */
+	rsw_stats_put(st);
 	mutex_lock(&rsw_devices_lock);
 	rsw->dead = true;
 	mutex_unlock(&rsw_devices_lock);
@@ -100,6 +103,7 @@ static void rsw_init_ibdev(struct rsw_device *rsw)
 	ib_set_device_ops(ibdev, &rsw_qp_ops);
 	ib_set_device_ops(ibdev, &rsw_srq_ops);
 	ib_set_device_ops(ibdev, &rsw_iw_ops);
+	ib_set_device_ops(ibdev, &rsw_stats_ops);
 	/* Our sockets use the real ports: no iwpmd port mapping. */
 	ibdev->iw_driver_flags = IW_F_NO_PORT_MAP;
 	strscpy(ibdev->iw_ifname, netdev_name(rsw->netdev),
@@ -115,11 +119,17 @@ static void rsw_init_ibdev(struct rsw_device *rsw)
 /* A device holding the list reference and a netdev reference, unlisted. */
 static struct rsw_device *rsw_device_alloc(struct net_device *ndev)
 {
+	struct rsw_stats *stats = rsw_stats_alloc();
 	struct rsw_device *rsw;
 
-	rsw = ib_alloc_device(rsw_device, ibdev);
-	if (!rsw)
+	if (!stats)
 		return NULL;
+	rsw = ib_alloc_device(rsw_device, ibdev);
+	if (!rsw) {
+		rsw_stats_put(stats);
+		return NULL;
+	}
+	rsw->stats = stats;	/* dealloc_driver drops it */
 	get_device(&rsw->ibdev.dev);
 	INIT_LIST_HEAD(&rsw->list);
 	INIT_WORK(&rsw->reap_work, rsw_reap_work);

@@ -27,6 +27,7 @@
 #include <linux/limits.h>
 #include <linux/types.h>
 
+#include "stats.h"
 #include "wire.h"
 
 /* Largest Request/Reply frame: header plus RFC 5044's 512 octets of PD. */
@@ -78,6 +79,9 @@ enum rsw_mpa_reason {
  *          (layer LLP, type MPA, @ecode) before closing;
  *  @reply: the responder answers with a Reject frame (rsw_mpa_reject())
  *          before closing.  Otherwise it closes without answering.
+ *  @stat:  the counter a handshake failing for it counts in (stats.h);
+ *          RSW_STAT_NONE only for RSW_MPA_OK, which is no failure
+ *          (stats_kunit.c checks every failure row has its own).
  */
 struct rsw_mpa_reason_info {
 	const char	*name;
@@ -85,6 +89,7 @@ struct rsw_mpa_reason_info {
 	u8		ecode;
 	bool		term;
 	bool		reply;
+	enum rsw_stat	stat;
 };
 
 /*

@@ -19,6 +19,7 @@
 #define _RDMAP_SW_OPCODE_H
 
 #include "rx.h"
+#include "stats.h"
 #include "wire.h"
 
 struct rsw_stream;
@@ -34,6 +35,13 @@ struct rsw_rdmap_op {
 	bool consumes_rq;	/* completes a posted receive */
 	bool inval;		/* carries an Invalidate STag */
 	bool solicited;		/* a Solicited Event message */
+	/*
+	 * Counters of its messages sent and received (stats.h), counted
+	 * once per message, at its last segment; never RSW_STAT_NONE
+	 * (stats_kunit.c).
+	 */
+	enum rsw_stat tx_stat;
+	enum rsw_stat rx_stat;
 	/* RX: check the header once hdr_len octets are in (rx.c). */
 	enum rsw_rx_state (*rx_check)(struct rsw_rx *rx);
 	/* RX: the segment arrived whole and valid (stream_rx.c). */

@@ -569,6 +569,8 @@ static int rsw_user_doorbell(struct rsw_qp *qp, struct rsw_wq *wq)
 		}
 	}
 	spin_unlock_irqrestore(&wq->lock, flags);
+	if (!ret)		/* a doorbell that does work: counted */
+		rsw_stat_inc(qp->rsw->stats, RSW_STAT_USER_DOORBELLS);
 	if (direct) {
 		rsw_stream_tx_direct(direct);
 		rsw_qp_put(qp);
@@ -598,10 +600,12 @@ static int rsw_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		return -EINVAL;
 	}
 	spin_lock_irqsave(&qp->sq.lock, flags);
+	rsw_stat_inc(qp->rsw->stats, RSW_STAT_KERNEL_SEND_POSTS);
 	for (; wr; wr = wr->next) {
 		ret = rsw_sq_post_one(qp, wr);
 		if (ret)
 			break;
+		rsw_stat_inc(qp->rsw->stats, RSW_STAT_KERNEL_SEND_WRS);
 	}
 	/* The stream's work sends it; never from the caller's context. */
 	if (qp->stream && qp->state == RSW_QPS_RTS && !qp->dead)
@@ -665,10 +669,12 @@ static int rsw_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		return -EINVAL;
 	}
 	spin_lock_irqsave(&qp->rq.lock, flags);
+	rsw_stat_inc(qp->rsw->stats, RSW_STAT_KERNEL_RECV_POSTS);
 	for (; wr; wr = wr->next) {
 		ret = rsw_rq_post_one(qp, wr);
 		if (ret)
 			break;
+		rsw_stat_inc(qp->rsw->stats, RSW_STAT_KERNEL_RECV_WRS);
 	}
 	spin_unlock_irqrestore(&qp->rq.lock, flags);
 	if (ret)

@@ -52,6 +52,8 @@ struct rsw_port_snap {
 	u8 width;	/* enum ib_port_width */
 };
 
+struct rsw_stats;
+
 struct rsw_device {
 	struct ib_device ibdev;		/* must stay first (ib_alloc_device) */
 
@@ -78,6 +80,12 @@ struct rsw_device {
 
 	/* STag index -> MR (mem.c); lookups under RCU from any context. */
 	struct rsw_mr_table mrs;
+
+	/*
+	 * Counters (stats.c): the device's reference, taken at allocation,
+	 * dropped by dealloc_driver; streams and ceps hold their own.
+	 */
+	struct rsw_stats *stats;
 
 	/* What new connections use (settings.h); process context only. */
 	spinlock_t settings_lock;

@@ -86,8 +86,11 @@
  * QP (qp->stream) and freed by rsw_stream_free() from destroy_qp, after
  * the stream ended (DONE), which drops the QP reference the stream took.
  * The socket is the stream's from attach to rsw_stream_end(), which
- * releases it.  Socket callbacks find the stream through sk_user_data
- * under RCU until the end unhooks them.
+ * releases it.  The stream holds a reference on its device's counter set
+ * (s->counters) from attach to rsw_stream_free(), after its work and
+ * linger timeout are gone: every count of its work, RX, TX and end goes
+ * through it, never through the device (stats.c).  Socket callbacks find
+ * the stream through sk_user_data under RCU until the end unhooks them.
  *
  * Network namespaces.  The socket pins no namespace.  While it has its
  * socket, a stream is on rsw_streams with the socket's namespace; when
@@ -325,8 +328,10 @@ static int rsw_stream_send_rtr(struct rsw_stream *s)
 	}
 	ret = rsw_tx_wqe(&s->tx, NULL, sqe, 0);
 out:
-	if (!ret)
+	if (!ret) {
 		s->rtr_send = false;
+		rsw_stat_inc(s->counters, rsw_stat_rtr(s->conn.rtr, false));
+	}
 	return ret;
 }
 
@@ -359,6 +364,8 @@ static int rsw_stream_tx_rresp(struct rsw_stream *s)
 			return 0;	/* a message is in progress */
 		s->rr_head++;
 		if (ret == -EACCES) {
+			/* The peer's Read Request, refused: its input. */
+			rsw_stat_inc(s->counters, rsw_stat_rx_err(&term.cause));
 			memset(&s->term, 0, sizeof(s->term));
 			s->term.why = term;
 			/* The layout rsw_tx_term.hdr has (rsw_hdr_rreq). */
@@ -641,6 +648,7 @@ void rsw_stream_tx_direct(struct rsw_stream *s)
 	atomic_inc(&s->posters);
 	smp_mb__after_atomic();	/* posters before phase: see rsw_stream_end() */
 	if (READ_ONCE(s->phase) == RSW_STREAM_RUN) {
+		rsw_stat_inc(s->counters, RSW_STAT_TX_DIRECT_RUNS);
 		rsw_stream_sq_linger(s);
 		rsw_stream_tx_run_direct(s);
 	} else {
@@ -1066,6 +1074,7 @@ static void rsw_stream_work(struct work_struct *work)
 	unsigned int round;
 
 	rsw_stream_stall(false);
+	rsw_stat_inc(s->counters, RSW_STAT_STREAM_WAKEUPS);
 	for (round = 0; round < RSW_STREAM_ROUNDS; round++) {
 		enum rsw_stream_phase phase = READ_ONCE(s->phase);
 
@@ -1121,8 +1130,12 @@ static int rsw_stream_setup(struct rsw_stream *s, struct rsw_qp *qp)
 	if (ret)
 		return ret;
 	rsw_tx_sock_init(&s->ts, s->sock);
-	return rsw_tx_init(&s->tx, &tcfg, qp->rsw, qp->base.pd,
-			   &rsw_tx_sock_ops, &s->ts);
+	ret = rsw_tx_init(&s->tx, &tcfg, qp->rsw, qp->base.pd,
+			  &rsw_tx_sock_ops, &s->ts);
+	/* Both borrow the stream's reference (see the top of stats.c). */
+	s->ts.stats = s->counters;
+	s->tx.stats = s->counters;
+	return ret;
 }
 
 int rsw_stream_attach(struct rsw_qp *qp, struct socket *sock,
@@ -1160,6 +1173,7 @@ int rsw_stream_attach(struct rsw_qp *qp, struct socket *sock,
 	atomic_set(&s->posters, 0);
 	s->net = sock_net(sk);
 	s->rsw = qp->rsw;
+	s->counters = rsw_stats_get(qp->rsw->stats);
 	ret = rsw_stream_setup(s, qp);
 	if (ret)
 		goto err;
@@ -1192,6 +1206,7 @@ err:
 	sock_no_linger(sk);
 	sock_release(sock);
 	rsw_stream_unlist(s);
+	rsw_stats_put(s->counters);
 	kfree(s->rr);
 	kvfree(s);
 	return ret;
@@ -1253,6 +1268,7 @@ void rsw_stream_free(struct rsw_qp *qp)
 	cancel_work_sync(&s->work);
 	WARN_ON_ONCE(s->sock);
 	qp->stream = NULL;
+	rsw_stats_put(s->counters);	/* nothing of @s counts any more */
 	kfree(s->rr);
 	kvfree(s);
 }

@@ -30,7 +30,11 @@ struct rsw_stream_ops {
 	void (*closed)(void *ctx, int status);
 };
 
-/* Counters of one stream, for tests and (later) rdma statistics. */
+/*
+ * Counters of one stream, for tests (rsw_stream_stats()); what
+ * administrators see are the device counters of stats.h, which every
+ * stream also counts into.
+ */
 struct rsw_stream_stats {
 	u64 rx_fpdus;		/* valid segments received */
 	u64 tx_calls;		/* TX engine runs */

@@ -85,6 +85,7 @@ struct rsw_stream {
 	struct net *net;		/* the socket's; compared, never used */
 	struct list_head link;		/* on rsw_streams while it has one */
 	struct rsw_device *rsw;		/* the QP's device; compared, never used */
+	struct rsw_stats *counters;	/* a reference (stats.c) */
 	bool net_gone;			/* namespace or netdev going: see stream.c */
 	bool hooked;			/* net_exit may kick it: streams_lock */
 	atomic_t posters;		/* in rsw_stream_tx_direct() */

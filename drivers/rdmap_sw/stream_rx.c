@@ -60,6 +60,13 @@ static bool rsw_stream_is_rtr(const struct rsw_stream *s,
 	}
 }
 
+/* The awaited RTR arrived: counted by its type. */
+static void rsw_stream_rtr_seen(struct rsw_stream *s)
+{
+	s->rtr_wait = false;
+	rsw_stat_inc(s->counters, rsw_stat_rtr(s->conn.rtr, true));
+}
+
 /*
  * Anything but the RTR (or a Terminate) while it is awaited is refused
  * before any of it is placed or delivered: RDMAP Remote Operation Error,
@@ -296,7 +303,7 @@ static bool rsw_stream_send_done(struct rsw_stream *s,
 	/* An Immediate Data after this Send follows no Write. */
 	s->write_last = 0;
 	if (r->rtr) {
-		s->rtr_wait = false;
+		rsw_stream_rtr_seen(s);
 		return true;
 	}
 	if (rsw_rdmap_op_inval(seg->opcode)) {
@@ -336,7 +343,7 @@ bool rsw_stream_deliver_write(struct rsw_stream *s,
 {
 	if (s->rtr_wait && s->conn.rtr == RSW_MPA_RTR_WRITE &&
 	    !seg->payload_len)
-		s->rtr_wait = false;
+		rsw_stream_rtr_seen(s);
 	s->write_len = min_t(u64, (u64)s->write_len + seg->payload_len,
 			     U32_MAX);
 	if (seg->last) {
@@ -503,7 +510,7 @@ bool rsw_stream_deliver_rreq(struct rsw_stream *s,
 	s->msn[RSW_QN_READ_REQ]++;
 	s->rx_wake = true;		/* a Read Response is owed */
 	if (s->rtr_wait && s->conn.rtr == RSW_MPA_RTR_READ)
-		s->rtr_wait = false;
+		rsw_stream_rtr_seen(s);
 	return true;
 }
 
@@ -519,6 +526,7 @@ bool rsw_stream_deliver_term(struct rsw_stream *s,
 				      rsw_term_etype(t), rsw_term_ecode(t));
 	s->stats.term_rcvd = 1;
 	s->stats.term = s->peer_term;
+	rsw_stat_inc(s->counters, rsw_stat_term_layer(s->peer_term.layer, true));
 	rsw_stream_set_why(s, RSW_WHY_PEER_TERM, -ECONNABORTED);
 	return true;
 }
@@ -527,8 +535,10 @@ static bool rsw_stream_seg_done(void *ctx, const struct rsw_rx_seg *seg,
 				struct rsw_term_cause *term)
 {
 	struct rsw_stream *s = ctx;
+	const struct rsw_rdmap_op *op;
 
 	s->stats.rx_fpdus++;
+	rsw_stat_inc(s->counters, RSW_STAT_RX_FPDUS);
 	/* The budget: pause after this segment (resumed by the next run). */
 	if (!--s->rx_segs_left) {
 		rsw_rx_pause(&s->rx);
@@ -542,7 +552,12 @@ static bool rsw_stream_seg_done(void *ctx, const struct rsw_rx_seg *seg,
 		return true;
 	if (rsw_stream_rtr_refused(s, seg, term))
 		return false;
-	return rsw_rdmap_ops[seg->opcode].deliver(s, seg, term);
+	op = &rsw_rdmap_ops[seg->opcode];
+	if (!op->deliver(s, seg, term))
+		return false;
+	if (seg->last)
+		rsw_stat_inc(s->counters, op->rx_stat);
+	return true;
 }
 
 static void rsw_stream_rx_stop(void *ctx, const struct rsw_rx_seg *seg,
@@ -551,6 +566,8 @@ static void rsw_stream_rx_stop(void *ctx, const struct rsw_rx_seg *seg,
 	struct rsw_stream *s = ctx;
 	struct rsw_tx_term *t = &s->term;
 
+	/* Every refusal counts by its cause, whatever RUN's end was. */
+	rsw_stat_inc(s->counters, rsw_stat_rx_err(&term->cause));
 	/* A stream cut inside an FPDU has nobody left to tell. */
 	if (term->cause.layer == RSW_TERM_LAYER_LLP &&
 	    term->cause.ecode == RSW_MPA_EC_TCP_LOST) {
@@ -589,6 +606,8 @@ static int rsw_stream_recv_actor(read_descriptor_t *desc, struct sk_buff *skb,
 		used = 0;
 	else
 		used = rsw_rx_feed_skb(&s->rx, skb, off, len);
+	if (!linger)
+		rsw_stat_add(s->counters, RSW_STAT_RX_OCTETS, used);
 	if ((s->why && !linger) || rsw_rx_paused(&s->rx))
 		desc->count = 0;
 	else

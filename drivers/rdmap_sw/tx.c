@@ -495,6 +495,24 @@ static enum rsw_mr_err rsw_tx_describe(struct rsw_tx *tx, unsigned int max)
 }
 
 /*
+ * The message in progress is out (its last FPDU taken): count it by
+ * opcode, a Terminate also by its layer.  Our Terminates, the stream's and
+ * a cep's MPA-level one alike, pass here (stats.h).
+ */
+static void rsw_tx_count_msg(struct rsw_tx *tx)
+{
+	const struct rsw_rdmap_op *op = rsw_rdmap_op(tx->msg.op);
+
+	if (!tx->stats || !op)
+		return;
+	rsw_stat_inc(tx->stats, op->tx_stat);
+	if (tx->msg.op == RSW_OP_TERMINATE)
+		rsw_stat_inc(tx->stats,
+			     rsw_stat_term_layer(tx->msg.term.why.cause.layer,
+						 false));
+}
+
+/*
  * Hand the batch to the sink: 0, -EAGAIN (not all taken) or its error.
  * The batch's holds are dropped once the sink returned: what TCP took it
  * copied or references itself.
@@ -518,6 +536,8 @@ static int rsw_tx_push(struct rsw_tx *tx, bool *last)
 		f = &tx->batch[n - 1];
 		tx->msg.done = f->msg_end;
 		*last = f->last;
+		if (f->last)
+			rsw_tx_count_msg(tx);
 	}
 	return n == tx->nbatch ? 0 : -EAGAIN;
 }

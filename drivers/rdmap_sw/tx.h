@@ -242,6 +242,8 @@ struct rsw_tx {
 	struct ib_pd *pd;
 	const struct rsw_tx_sink_ops *sink;
 	void *sink_ctx;
+	/* Counters (stats.h): the owner's reference, or NULL; set after init. */
+	struct rsw_stats *stats;
 
 	u32 msn[RSW_QN_NUM];		/* next MSN per untagged queue */
 	struct rsw_tx_msg msg;
@@ -282,6 +284,8 @@ struct rsw_tx_sock {
 	/* bv[i] starts an FPDU that starts a TCP segment (alignment) */
 	DECLARE_BITMAP(cut, RSW_TX_SOCK_BVECS);
 	u64 cuts;		/* FPDUs so aligned */
+	/* Counters (stats.h): the owner's reference, or NULL; set after init. */
+	struct rsw_stats *stats;
 };
 
 #endif /* _RDMAP_SW_TX_H */

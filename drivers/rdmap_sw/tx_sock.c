@@ -324,6 +324,10 @@ static ssize_t rsw_tx_sock_runs(struct rsw_tx_sock *ts, unsigned int first,
 			return done ? done : ret;
 		if (ts->zc[i])
 			ts->spliced += ret;
+		if (ret > 0)
+			rsw_stat_add(ts->stats, ts->zc[i] ?
+				     RSW_STAT_TX_ZC_OCTETS :
+				     RSW_STAT_TX_COPIED_OCTETS, ret);
 		if (ret)
 			ts->corked = msg.msg_flags & MSG_MORE;
 		done += ret;
@@ -367,6 +371,7 @@ static int rsw_tx_sock_send(void *ctx, const struct rsw_tx_fpdu *f,
 	unsigned int i, first, nbv = 0;
 	size_t skip;
 	ssize_t ret;
+	int taken;
 
 	sock_owned_by_me(ts->sock->sk);
 	if (more)
@@ -393,7 +398,10 @@ static int rsw_tx_sock_send(void *ctx, const struct rsw_tx_fpdu *f,
 		return 0;
 	if (ret < 0)
 		return ret;
-	return rsw_tx_sock_taken(ts, len, i, ts->skip + ret);
+	rsw_stat_add(ts->stats, RSW_STAT_TX_OCTETS, ret);
+	taken = rsw_tx_sock_taken(ts, len, i, ts->skip + ret);
+	rsw_stat_add(ts->stats, RSW_STAT_TX_FPDUS, taken);
+	return taken;
 }
 
 const struct rsw_tx_sink_ops rsw_tx_sock_ops = { .send = rsw_tx_sock_send };
@@ -405,5 +413,6 @@ void rsw_tx_sock_init(struct rsw_tx_sock *ts, struct socket *sock)
 	ts->skip = 0;
 	ts->skip_len = 0;
 	ts->corked = false;
+	ts->stats = NULL;
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_tx_sock_init);

@@ -1,0 +1,267 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# rdmap_sw's counters (Documentation/admin.rst, "Counters") read as an
+# administrator does, with `rdma statistic show link DEV/1` and the port's
+# hw_counters in sysfs, before and after workloads whose counts are known.
+#
+#   scripts/build 6.12 && scripts/rdma-core &&
+#   scripts/vm --kernel 6.12 --mem 2048 -- scripts/tests/stats.sh
+#
+#   dummy0 10.79.0.1 + rsw0: rping server  (responder)
+#   dummy1 10.79.0.2 + rsw1: rping client, -I  (initiator)
+#   the two local addresses talk over lo; each device counts its own end.
+#
+# 1. Both views list the same counters with the same values, and devices
+#    nobody uses count nothing.
+# 2. rping -C N -S 1000: every message counted exactly, per device and
+#    direction (RFC 6581's RTR as the type it was, from the RTR counters);
+#    each message is one FPDU (1000 octets are far below lo's MSS), what
+#    one end sent the other received, FPDU for FPDU and octet for octet;
+#    MPA outcomes, no refused input, no Terminate, no kernel post.
+# 3. rping -C N -S 60000 with MPA CRC off: Read Responses of 60000 octets,
+#    spliced (zero copy, kernels from 6.5) since there is no CRC, exactly
+#    their payload; the FPDU count depends on TCP's MSS, so it is bounded
+#    (see there); octets still match exactly.
+# 4. An rping to a port nobody listens on: one TCP connect failure at the
+#    initiator, nothing else.
+# shellcheck source=scripts/tests/lib.sh
+. "$(dirname "$0")/lib.sh"
+# shellcheck source=scripts/tests/rdma-env.sh
+. "$(dirname "$0")/rdma-env.sh"
+
+: "${RSW_OUT:?run me through scripts/vm}"
+SRV=10.79.0.1 CLI=10.79.0.2
+IB=/sys/class/infiniband
+T_CMD_TIMEOUT=180
+LOGS=$RSW_RUN/stats
+mkdir -p "$LOGS"
+rdma_core_use rping
+t_banner
+
+listening() { ss -Hltn "sport = :$1" | grep -q .; }
+
+# snap FILE DEV: DEV's port counters from `rdma statistic`, "name value"
+# per line.  It prints "link DEV/1 name value name value ...", on one
+# line or (pretty) several: read as one stream of words.
+snap() {
+	local out
+	out=$(rdma statistic show link "$2/1") || fail "rdma statistic show link $2/1"
+	awk -v want="$2/1" 'BEGIN { RS = "[ \t\n]+" } NF { w[++n] = $0 }
+		END { for (i = 1; i < n; i++) if (w[i] == "link" && w[i + 1] == want) {
+			for (j = i + 2; j < n && w[j] != "link"; j += 2) print w[j], w[j + 1]
+			exit } }' <<<"$out" >"$1"
+	[ -s "$1" ] || fail "no counters for $2/1 in: $out"
+}
+
+# val FILE NAME: counter NAME in snapshot FILE; fails if it is missing.
+val() {
+	local v
+	v=$(awk -v n="$2" '$1 == n { print $2; f = 1 } END { exit !f }' "$1") ||
+		fail "no counter $2 in $1"
+	echo "$v"
+}
+
+# begin TAG / finish TAG: snapshots of both devices around a workload;
+# d DEV NAME: the counter's growth in between.
+begin() { TAG=$1; snap "$LOGS/$TAG.rsw0.0" rsw0; snap "$LOGS/$TAG.rsw1.0" rsw1; }
+finish() { snap "$LOGS/$TAG.rsw0.1" rsw0; snap "$LOGS/$TAG.rsw1.1" rsw1; }
+d() { echo $(($(val "$LOGS/$TAG.$1.1" "$2") - $(val "$LOGS/$TAG.$1.0" "$2"))); }
+
+# eq DEV NAME WANT / range DEV NAME LO HI: assertions on d.
+eq() { assert_eq "$(d "$1" "$2")" "$3" "$1 $2"; }
+range() {
+	local v
+	v=$(d "$1" "$2")
+	if [ "$v" -lt "$3" ] || [ "$v" -gt "$4" ]; then
+		fail "$1 $2: got $v, want $3..$4"
+	fi
+	ok "$1 $2 = $v (in $3..$4)"
+}
+
+# zero DEV PATTERN: every counter whose name matches PATTERN stayed.
+zero() {
+	local n _
+	while read -r n _; do
+		[[ $n =~ $2 ]] || continue
+		[ "$(d "$1" "$n")" = 0 ] || fail "$1 $n: grew by $(d "$1" "$n")"
+	done <"$LOGS/$TAG.$1.1"
+	ok "$1: every counter /$2/ unchanged"
+}
+
+# same_views DEV: sysfs hw_counters and `rdma statistic` agree (the
+# devices are idle, so no counter moves between the two reads).
+same_views() {
+	local f=$LOGS/views.$1 n v c=0
+	snap "$f" "$1"
+	while read -r n v; do
+		assert_file_quiet "$IB/$1/ports/1/hw_counters/$n" "$v"
+		c=$((c + 1))
+	done <"$f"
+	[ "$(find "$IB/$1/ports/1/hw_counters" -mindepth 1 -maxdepth 1 \
+		! -name lifespan | wc -l)" = "$c" ] ||
+		fail "$1: sysfs has other counters than rdma statistic's $c"
+	ok "$1: $c counters, the same in sysfs and rdma statistic"
+}
+assert_file_quiet() {
+	[ "$(<"$1")" = "$2" ] || fail "$1: '$(<"$1")', rdma statistic said '$2'"
+}
+
+# ping_run PORT SIZE COUNT: a verified rping from rsw1 to rsw0.
+ping_run() {
+	bg "srv.$1" "$B/rping" -s -a "$SRV" -p "$1" -V -S "$2" -C "$3"
+	poll_until 20 "rping server on $1" listening "$1"
+	check "$B/rping" -c -I "$CLI" -a "$SRV" -p "$1" -V -S "$2" -C "$3"
+	wait "${PIDS[srv.$1]}" || { cat "$LOGS/srv.$1"; fail "rping server on $1 failed"; }
+}
+
+# rtr DEV DIR TYPE: the growth of DEV's DIR (tx|rx) RTR counter of TYPE.
+rtr() { d "$1" "$2_rtr_$3"; }
+
+# The counters both ends agree on, and what no rping may cause.
+cross_checks() {
+	local a b
+	for a in rsw0 rsw1; do
+		b=$([ "$a" = rsw0 ] && echo rsw1 || echo rsw0)
+		assert_eq "$(d "$a" tx_fpdus)" "$(d "$b" rx_fpdus)" "$a tx_fpdus = $b rx_fpdus"
+		assert_eq "$(d "$a" tx_octets)" "$(d "$b" rx_octets)" "$a tx_octets = $b rx_octets"
+		assert_eq "$(d "$a" tx_octets)" \
+			"$(($(d "$a" tx_zcopy_octets) + $(d "$a" tx_copied_octets)))" \
+			"$a tx_octets = zero-copy + copied"
+		zero "$a" '^rx_err_'
+		zero "$a" '^(tx|rx)_terms'
+		zero "$a" '^mpa_(closed|truncated|bad|key|pd|enhanced|low|no|crc|timeouts|tcp|req|reply|net|rej)'
+		zero "$a" '^kern_'
+		range "$a" work_runs 1 1000000
+	done
+	eq rsw1 mpa_connected 1
+	eq rsw0 mpa_accepted 1
+	eq rsw0 mpa_connected 0
+	eq rsw1 mpa_accepted 0
+}
+
+# messages N: rping's N pings, each: client Send (its buffer), server
+# Read of it, server Send, client Send (its sink), server Write, server
+# Send; plus the RTR, which is a Write, Read Request (with its Read
+# Response) or Send on the wire.
+messages() {
+	local n=$1 w r s
+	w=$(rtr rsw1 tx write) r=$(rtr rsw1 tx read) s=$(rtr rsw1 tx send)
+	assert_eq "$((w + r + s))" "$P2P" "RTRs sent by the initiator"
+	assert_eq "$(rtr rsw0 rx write)/$(rtr rsw0 rx read)/$(rtr rsw0 rx send)" \
+		"$w/$r/$s" "RTRs received by the responder (write/read/send)"
+	zero rsw0 '^tx_rtr_'
+	zero rsw1 '^rx_rtr_'
+	eq rsw1 tx_sends $((2 * n + s))
+	eq rsw0 rx_sends $((2 * n + s))
+	eq rsw0 tx_sends $((2 * n))
+	eq rsw1 rx_sends $((2 * n))
+	eq rsw0 tx_read_reqs "$n"
+	eq rsw1 rx_read_reqs "$n"
+	eq rsw1 tx_read_reqs "$r"
+	eq rsw0 rx_read_reqs "$r"
+	eq rsw1 tx_read_resps "$n"
+	eq rsw0 rx_read_resps "$n"
+	eq rsw0 tx_read_resps "$r"
+	eq rsw1 rx_read_resps "$r"
+	eq rsw0 tx_writes "$n"
+	eq rsw1 rx_writes "$n"
+	eq rsw1 tx_writes "$w"
+	eq rsw0 rx_writes "$w"
+	zero rsw0 '^(tx|rx)_(imm|atomic)_'
+	zero rsw1 '^(tx|rx)_(imm|atomic)_'
+	# The provider rings the doorbell at most once per post (fewer while
+	# the kernel is still looking at the queue): client 2N Sends and
+	# 2N+1 receives, server 4N work requests and 2N+1 receives.
+	range rsw1 user_doorbells 1 $((4 * n + 1))
+	range rsw0 user_doorbells 1 $((6 * n + 1))
+}
+
+step "RDMA core, rdmap_sw, rsw0 on dummy0 and rsw1 on dummy1"
+re_begin
+check modprobe -a ib_uverbs rdma_ucm
+insmod_deps "$RSW_OUT/drivers/rdmap_sw/rdmap_sw.ko"
+re_netdev dummy0 "$SRV/24"
+rdma_attach rsw0 rdmap_sw dummy0
+re_netdev dummy1 "$CLI/24"
+rdma_attach rsw1 rdmap_sw dummy1
+poll_until 10 "uverbs devices" eval "uverbs_ready rsw0 && uverbs_ready rsw1"
+# An RTR (RFC 6581) goes only with the peer-to-peer model on both.
+P2P=$(($(<$IB/rsw0/peer_to_peer) & $(<$IB/rsw1/peer_to_peer)))
+note "peer-to-peer model: $P2P"
+
+step "1. the two views agree; idle devices count nothing"
+begin idle
+same_views rsw0
+same_views rsw1
+finish
+zero rsw0 .
+zero rsw1 .
+for n in tx_fpdus rx_fpdus tx_sends rx_err_mpa_crc mpa_accepted user_doorbells; do
+	val "$LOGS/idle.rsw0.1" "$n" >/dev/null
+done
+ok "the counters admin.rst names are there"
+
+N=20
+step "2. rping -C $N -S 1000: exact counts"
+begin small
+ping_run 7501 1000 "$N"
+finish
+messages "$N"
+cross_checks
+# One FPDU per message: the largest, a 1000-octet Read Response, is far
+# below the MULPDU of a loopback connection (MSS near 64 KiB).
+eq rsw1 tx_fpdus $((3 * N + P2P))
+eq rsw0 tx_fpdus $((4 * N + $(rtr rsw0 rx read)))
+range rsw1 tx_octets $((N * 1000)) $((N * 1000 + (3 * N + 1) * 100))
+same_views rsw0
+same_views rsw1
+
+N=5 S=60000
+step "3. rping -C $N -S $S, MPA CRC off: zero copy, bounded FPDUs"
+re_rsw_set rsw0 mpa_crc off
+re_rsw_set rsw1 mpa_crc off
+begin large
+ping_run 7502 "$S" "$N"
+finish
+messages "$N"
+cross_checks
+# A Read Response of S octets is at least one FPDU and at most one per
+# 536 - 40 octets: the TX engine never sizes FPDUs for an MSS below 536
+# (RSW_TX_MSS_MIN), whatever TCP's MSS is (near 64 KiB on lo, but it is
+# TCP's to choose); every other rping message fits one FPDU.
+range rsw1 tx_fpdus $((3 * N + P2P)) $((2 * N + P2P + N * (S / 496 + 1)))
+# The server's Writes (strlen + 1 of the echoed buffer, S octets) split
+# alike: at least one FPDU each, at most one per 496 octets.
+range rsw0 tx_fpdus $((4 * N)) $((3 * N + N * (S / 496 + 1) + $(rtr rsw0 rx read)))
+# Without CRC every Read Response from a user MR named by its own STag
+# (rping's) goes by page reference, its payload only (tx.h): exactly
+# N*S octets; headers, the server's Write and all Sends are copied.
+# Kernels before 6.5 have no MSG_SPLICE_PAGES and copy everything
+# (compat.h, rsw_have_splice_pages()).
+if [ "$(printf '%s\n' 6.5 "$(uname -r | cut -d- -f1)" | sort -V | head -n 1)" = 6.5 ]; then
+	eq rsw1 tx_zcopy_octets $((N * S))
+else
+	note "kernel $(uname -r) has no MSG_SPLICE_PAGES: no zero copy"
+	eq rsw1 tx_zcopy_octets 0
+fi
+eq rsw0 tx_zcopy_octets 0
+re_rsw_set rsw0 mpa_crc on
+re_rsw_set rsw1 mpa_crc on
+
+step "4. nobody listens: one TCP connect failure at the initiator"
+begin refused
+check_fails "$B/rping" -c -I "$CLI" -a "$SRV" -p 7503 -C 1
+finish
+eq rsw1 mpa_tcp_fails 1
+zero rsw1 '^mpa_(closed|truncated|bad|key|pd|enhanced|low|no|crc|timeouts|req|reply|net|rej|connected)'
+zero rsw0 .
+
+step "tear down"
+check rdma link delete rsw1
+check rdma link delete rsw0
+poll_until 10 "devices gone" eval "gone $IB/rsw0 && gone $IB/rsw1"
+check ip link del dummy0
+check ip link del dummy1
+re_unload_all
+dmesg_clean
+echo "PASS: $T_NAME on $RSW_KERNEL ($(uname -r))"
