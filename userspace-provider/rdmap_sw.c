@@ -176,6 +176,8 @@ static int rsw_get_context_v1(struct rsw_context *ctx)
 	}
 	ctx->dev_id = resp.dev_id;
 	ctx->abi_version = 1;
+	verbs_info(&ctx->ibv_ctx, "user ABI version 1 (module without negotiation, provider %u..%u)\n",
+		   RSW_PROV_ABI_MIN, RSW_PROV_ABI_MAX);
 	return 0;
 }
 
@@ -210,6 +212,9 @@ static int rsw_get_context_v2(struct rsw_context *ctx, unsigned int min,
 	}
 	ctx->dev_id = resp.dev_id;
 	ctx->abi_version = v;
+	verbs_info(&ctx->ibv_ctx, "user ABI version %u (module %u..%u, provider %u..%u)\n",
+		   v, resp.abi_min, resp.abi_max, RSW_PROV_ABI_MIN,
+		   RSW_PROV_ABI_MAX);
 	return 0;
 }
 
