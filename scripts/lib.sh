@@ -89,6 +89,13 @@ rsw_outdir() {
 	echo "$RSW_CACHE/out/$tree/$(rsw_release "$1")"
 }
 
+# rsw_abi_range_ok MIN-MAX: a range of user ABI versions for --abi
+# (scripts/build, scripts/rdma-core): 1 <= MIN <= MAX.
+rsw_abi_range_ok() {
+	[[ "$1" =~ ^([1-9][0-9]*)-([1-9][0-9]*)$ ]] &&
+		[ "${BASH_REMATCH[1]}" -le "${BASH_REMATCH[2]}" ]
+}
+
 # where scripts/deb leaves this checkout's packages (RSW_DEB_OUT overrides)
 rsw_deb_dir() {
 	echo "${RSW_DEB_OUT:-$RSW_CACHE/deb/$(printf '%s' "$RSW_TOP" | sha1sum | cut -c1-10)}"

@@ -25,12 +25,12 @@
 
 /*
  * Driver-specific command layouts (the core command plus our payload).
- * Only MODIFY_SRQ sends something extra (where to write a resize's
- * answer); GET_CONTEXT, CREATE_CQ, RESIZE_CQ, CREATE_QP and CREATE_SRQ
- * receive the rdmap_sw_uresp_* structure of the same name.
+ * GET_CONTEXT sends the provider's ABI range (rdmap_sw.c), MODIFY_SRQ
+ * where to write a resize's answer; GET_CONTEXT, CREATE_CQ, RESIZE_CQ,
+ * CREATE_QP and CREATE_SRQ receive the rdmap_sw_uresp_* structure of the same name.
  */
 DECLARE_DRV_CMD(rsw_alloc_context, IB_USER_VERBS_CMD_GET_CONTEXT,
-		empty, rdmap_sw_uresp_alloc_ctx);
+		rdmap_sw_ureq_alloc_ctx, rdmap_sw_uresp_alloc_ctx);
 DECLARE_DRV_CMD(rsw_cmd_create_cq, IB_USER_VERBS_CMD_CREATE_CQ,
 		empty, rdmap_sw_uresp_create_cq);
 DECLARE_DRV_CMD(rsw_cmd_create_cq_ex, IB_USER_VERBS_EX_CMD_CREATE_CQ,
@@ -79,6 +79,7 @@ struct rsw_device {
 struct rsw_context {
 	struct verbs_context ibv_ctx;
 	uint32_t dev_id;	/* kernel device index, from alloc_ucontext */
+	uint32_t abi_version;	/* the user ABI version this context speaks */
 };
 
 struct rsw_pd {

@@ -396,7 +396,7 @@ static int rsw_create_cq(struct ib_cq *ibcq,
 		/* A ring for a process needs its context to map it. */
 		uctx = rdma_udata_to_drv_context(udata, struct rsw_ucontext,
 						 base);
-		if (!uctx)
+		if (!rsw_uctx_abi_ok(uctx))
 			return -EINVAL;
 		/* No request data is defined: unknown input must be 0. */
 		if (udata->inlen &&
@@ -866,7 +866,7 @@ static int rsw_cq_resize_map(struct rsw_cq *cq, struct rsw_cq_ring *r,
 	struct rsw_umap *um;
 
 	/* Without the whole answer the process could not follow the ring. */
-	if (!uctx || udata->outlen < sizeof(resp))
+	if (!rsw_uctx_abi_ok(uctx) || udata->outlen < sizeof(resp))
 		return -EINVAL;
 	um = rsw_umap_insert(&uctx->base, r->ctrl, resp.mmap_len,
 			     &resp.mmap_offset);

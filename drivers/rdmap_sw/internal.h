@@ -35,10 +35,43 @@ void rsw_device_remove(struct ib_device *ibdev);
 /*
  * verbs.c - device, port, GID, P_Key, PD and ucontext verbs.
  */
+/*
+ * The user ABI versions this module speaks (rdmap_sw-abi.h).  A test build
+ * may narrow them (scripts/build --abi MIN-MAX) to act as an older or a
+ * newer module; a normal build speaks the header's whole range.
+ */
+#ifdef RSW_TEST_ABI_MIN
+#define RSW_ABI_MIN RSW_TEST_ABI_MIN
+#define RSW_ABI_MAX RSW_TEST_ABI_MAX
+#else
+#define RSW_ABI_MIN RDMAP_SW_ABI_VERSION_MIN
+#define RSW_ABI_MAX RDMAP_SW_ABI_VERSION_MAX
+#endif
+
+/*
+ * @uctx (may be NULL) speaks a version of ours.  Every create verb and
+ * mmap asks: versions 1 and 2 share every structure they use, and the
+ * first version that does not will branch here.  False only for a
+ * context alloc_ucontext did not finish, a driver bug.
+ */
+static inline bool rsw_uctx_abi_ok(const struct rsw_ucontext *uctx)
+{
+	return uctx && !WARN_ON_ONCE(uctx->abi_version < RSW_ABI_MIN ||
+				     uctx->abi_version > RSW_ABI_MAX);
+}
+
+/* The same for @udata's context (verbs.c). */
+bool rsw_udata_abi_ok(struct ib_udata *udata);
+
 /* verbs.c's ops tables, each next to its code; main.c merges them. */
 extern const struct ib_device_ops rsw_query_ops;
 extern const struct ib_device_ops rsw_ctx_ops;
 extern const struct ib_device_ops rsw_pd_ops;
+/*
+ * res.c's: driver details for rdma res show qp and cm_id.  Process
+ * context; no socket lock (rsw_stream_snapshot*).
+ */
+extern const struct ib_device_ops rsw_res_ops;
 
 /* Which parts of the port snapshot rsw_port_refresh() changed. */
 enum rsw_port_change {
@@ -810,6 +843,32 @@ void rsw_stream_kick(struct rsw_stream *s);
 void rsw_stream_tx_direct(struct rsw_stream *s);
 /* A copy of @qp's stream counters; -ENOTCONN if none was attached. */
 int rsw_stream_stats(struct rsw_qp *qp, struct rsw_stream_stats *st);
+/* What rdma res shows of a stream (res.c): a copy, taken at one time. */
+struct rsw_stream_snap {
+	struct rsw_mpa_conn conn;	/* as negotiated */
+	const char *phase;		/* idle, run, linger, done */
+	bool initiator;
+	bool rtr_pending;		/* the RTR exchange is not over */
+	u32 qpn;
+	u32 tcp_queued;			/* octets in TCP not yet acknowledged */
+};
+
+/*
+ * A snapshot of @qp's stream; -ENOTCONN if none was attached.  The caller
+ * keeps @qp from destroy_qp.  Takes no socket lock: the live fields are
+ * read once each (READ_ONCE), as /proc/net/tcp does.  Any context.
+ */
+int rsw_stream_snapshot(struct rsw_qp *qp, struct rsw_stream_snap *snap);
+/*
+ * A snapshot of the stream of @rsw in @net whose socket joins @src to
+ * @dst; -ENOENT if none has.  Matched by the ends saved at attach under
+ * the stream list's lock; only the match is pinned.  Process context (the
+ * list lock is taken with BHs off); no socket lock.
+ */
+int rsw_stream_snapshot_addr(struct rsw_device *rsw, const struct net *net,
+			     const struct sockaddr *src,
+			     const struct sockaddr *dst,
+			     struct rsw_stream_snap *snap);
 /*
  * destroy_qp, after the last QP reference went (the stream has ended):
  * wait for the work and free the stream.  Process context, may sleep.

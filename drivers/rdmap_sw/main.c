@@ -78,7 +78,8 @@ static const struct ib_device_ops rsw_device_ops = {
 	.device_group = &rsw_dev_attr_group,
 	/* Out of tree there is no RDMA_DRIVER_* id of our own. */
 	.driver_id = RDMA_DRIVER_UNKNOWN,
-	.uverbs_abi_ver = RDMAP_SW_ABI_VERSION,
+	/* The oldest version we speak: see rdmap_sw-abi.h. */
+	.uverbs_abi_ver = RSW_ABI_MIN,
 	.dealloc_driver = rsw_dealloc_driver,
 };
 
@@ -104,6 +105,7 @@ static void rsw_init_ibdev(struct rsw_device *rsw)
 	ib_set_device_ops(ibdev, &rsw_srq_ops);
 	ib_set_device_ops(ibdev, &rsw_iw_ops);
 	ib_set_device_ops(ibdev, &rsw_stats_ops);
+	ib_set_device_ops(ibdev, &rsw_res_ops);
 	/* Our sockets use the real ports: no iwpmd port mapping. */
 	ibdev->iw_driver_flags = IW_F_NO_PORT_MAP;
 	strscpy(ibdev->iw_ifname, netdev_name(rsw->netdev),

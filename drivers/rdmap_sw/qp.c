@@ -781,8 +781,7 @@ static int rsw_qp_check_init(struct ib_qp *ibqp,
 	 * A user QP's rings are mapped through its process's context; no
 	 * request data is defined, so unknown input must be zero.
 	 */
-	if (udata && (!rdma_udata_to_drv_context(udata, struct rsw_ucontext,
-						 base) ||
+	if (udata && (!rsw_udata_abi_ok(udata) ||
 		      (udata->inlen &&
 		       !ib_is_udata_cleared(udata, 0, udata->inlen))))
 		return -EINVAL;

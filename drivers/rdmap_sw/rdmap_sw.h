@@ -98,6 +98,12 @@ struct rsw_pd {
 
 struct rsw_ucontext {
 	struct ib_ucontext base;
+	/*
+	 * The user ABI version negotiated (rdmap_sw-abi.h): written once by
+	 * alloc_ucontext before ib_core publishes the context, read-only
+	 * after (no lock).  Read through rsw_uctx_abi_ok().
+	 */
+	u32 abi_version;
 };
 
 static inline struct rsw_device *to_rsw_dev(struct ib_device *ibdev)

@@ -322,8 +322,27 @@ static ssize_t hca_type_show(struct device *device,
 }
 static DEVICE_ATTR_RO(hca_type);
 
+/*
+ * sysfs abi_versions (RDMAP_SW_SYSFS_ABI): the user ABI versions we speak,
+ * so a provider negotiates only with a module that does (rdmap_sw-abi.h).
+ * A test build standing in for a module from before the negotiation
+ * (RSW_ABI_MAX 1) has none, as those modules had none.  The name must
+ * stay RDMAP_SW_SYSFS_ABI's.
+ */
+#if RSW_ABI_MAX >= RDMAP_SW_ABI_VERSION_NEGOTIATE
+static ssize_t abi_versions_show(struct device *device,
+				 struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u %u\n", RSW_ABI_MIN, RSW_ABI_MAX);
+}
+static DEVICE_ATTR_RO(abi_versions);
+#endif
+
 static struct attribute *rsw_dev_attrs[] = {
 	&dev_attr_hca_type.attr,
+#if RSW_ABI_MAX >= RDMAP_SW_ABI_VERSION_NEGOTIATE
+	&dev_attr_abi_versions.attr,
+#endif
 	&rsw_setting_mpa_crc.dev_attr.attr,
 	&rsw_setting_mpa_rev.dev_attr.attr,
 	&rsw_setting_peer_to_peer.dev_attr.attr,

@@ -57,8 +57,7 @@ static int rsw_srq_check_init(struct ib_srq *ibsrq,
 	    init->attr.max_sge > RSW_MAX_SGE)
 		return -EINVAL;
 	/* No request data is defined: unknown input must be zero. */
-	if (udata && (!rdma_udata_to_drv_context(udata, struct rsw_ucontext,
-						 base) ||
+	if (udata && (!rsw_udata_abi_ok(udata) ||
 		      (udata->inlen &&
 		       !ib_is_udata_cleared(udata, 0, udata->inlen))))
 		return -EINVAL;

@@ -108,6 +108,7 @@
 #include <linux/slab.h>
 #include <linux/tcp.h>
 #include <linux/workqueue.h>
+#include <net/ipv6.h>
 #include <net/sock.h>
 #include <net/tcp.h>
 
@@ -221,6 +222,26 @@ static void rsw_stream_unhook(struct rsw_stream *s)
 }
 
 /* ------------------------------------------------------------- helpers */
+
+/* Attach: @s's connection's ends, from its connected socket @sk. */
+static void rsw_stream_save_ends(struct rsw_stream *s, const struct sock *sk)
+{
+	struct rsw_stream_ends *e = &s->ends;
+
+	e->family = sk->sk_family;
+	e->sport = htons(sk->sk_num);
+	e->dport = sk->sk_dport;
+	if (sk->sk_family == AF_INET) {
+		e->src.s6_addr32[0] = sk->sk_rcv_saddr;
+		e->dst.s6_addr32[0] = sk->sk_daddr;
+	}
+#if IS_ENABLED(CONFIG_IPV6)
+	if (sk->sk_family == AF_INET6) {
+		e->src = sk->sk_v6_rcv_saddr;
+		e->dst = sk->sk_v6_daddr;
+	}
+#endif
+}
 
 /*
  * List @s (its socket in s->net); false if that namespace is dying or the
@@ -654,6 +675,10 @@ void rsw_stream_tx_direct(struct rsw_stream *s)
 	} else {
 		rsw_stream_kick(s);
 	}
+	/*
+	 * Reading the phase after the decrement is safe only because our
+	 * caller's QP reference keeps @s (contrast rsw_stream_unpin()).
+	 */
 	if (atomic_dec_and_test(&s->posters) &&
 	    READ_ONCE(s->phase) == RSW_STREAM_DONE)
 		wake_up_all(&rsw_streams_wait);
@@ -1172,6 +1197,7 @@ int rsw_stream_attach(struct rsw_qp *qp, struct socket *sock,
 	INIT_LIST_HEAD(&s->link);
 	atomic_set(&s->posters, 0);
 	s->net = sock_net(sk);
+	rsw_stream_save_ends(s, sk);
 	s->rsw = qp->rsw;
 	s->counters = rsw_stats_get(qp->rsw->stats);
 	ret = rsw_stream_setup(s, qp);
@@ -1246,6 +1272,146 @@ int rsw_stream_stats(struct rsw_qp *qp, struct rsw_stream_stats *st)
 	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_stream_stats);
+
+/* ------------------------------------------- snapshots for rdma res (res.c) */
+
+static const char *const rsw_stream_phase_names[RSW_STREAM_PHASES] = {
+	[RSW_STREAM_IDLE] = "idle",
+	[RSW_STREAM_RUN] = "run",
+	[RSW_STREAM_LINGER] = "linger",
+	[RSW_STREAM_DONE] = "done",
+};
+
+/*
+ * Keep @s's socket while we look, as a doorbell does (rsw_stream_end()
+ * waits for posters before it releases the socket): true if the stream
+ * has not ended, so s->sock is there until rsw_stream_unpin().  Call
+ * rsw_stream_unpin() either way.
+ */
+static bool rsw_stream_pin(struct rsw_stream *s)
+{
+	atomic_inc(&s->posters);
+	smp_mb__after_atomic();	/* posters before phase: see rsw_stream_end() */
+	return READ_ONCE(s->phase) != RSW_STREAM_DONE;
+}
+
+/*
+ * Nothing may touch @s after the decrement: with no QP reference held (the
+ * cm_id path), the last poster gone lets rsw_stream_end() finish and a
+ * concurrent destroy_qp free @s.  So wake whoever waits on the (global)
+ * queue without looking at the phase; a dump is no hot path.
+ */
+static void rsw_stream_unpin(struct rsw_stream *s)
+{
+	if (atomic_dec_and_test(&s->posters))
+		wake_up_all(&rsw_streams_wait);
+}
+
+/*
+ * Fill @snap from pinned @s, without the socket's lock (a dump must not
+ * hold up a connection's traffic): conn and initiator never change after
+ * attach; the phase, the RTR flags (the socket owner's) and TCP's
+ * sequence numbers are read once each with READ_ONCE, as /proc/net/tcp
+ * reads them, so the values may be of slightly different moments.
+ */
+static void rsw_stream_snap_pinned(struct rsw_stream *s, bool live,
+				   struct rsw_stream_snap *snap)
+{
+	const struct tcp_sock *tp;
+
+	snap->conn = s->conn;
+	snap->initiator = s->initiator;
+	snap->qpn = s->qp->base.qp_num;
+	snap->phase = rsw_stream_phase_names[RSW_STREAM_DONE];
+	if (!live)
+		return;
+	/* The pin keeps s->sock (rsw_stream_end() waits for it). */
+	tp = tcp_sk(s->sock->sk);
+	snap->phase = rsw_stream_phase_names[READ_ONCE(s->phase)];
+	snap->rtr_pending = READ_ONCE(s->rtr_send) || READ_ONCE(s->rtr_read) ||
+			    READ_ONCE(s->rtr_wait);
+	snap->tcp_queued = READ_ONCE(tp->write_seq) - READ_ONCE(tp->snd_una);
+}
+
+int rsw_stream_snapshot(struct rsw_qp *qp, struct rsw_stream_snap *snap)
+{
+	struct rsw_stream *s;
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	s = qp->stream;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	if (!s)
+		return -ENOTCONN;
+	rsw_stream_snap_pinned(s, rsw_stream_pin(s), snap);
+	rsw_stream_unpin(s);
+	return 0;
+}
+
+/* @sa is @family's address @a with port @port. */
+static bool rsw_stream_sa_is(const struct sockaddr *sa, sa_family_t family,
+			     const struct in6_addr *a, __be16 port)
+{
+	const struct sockaddr_in *sin = (const void *)sa;
+	const struct sockaddr_in6 *sin6 = (const void *)sa;
+
+	if (sa->sa_family != family)
+		return false;
+	if (family == AF_INET)
+		return sin->sin_addr.s_addr == a->s6_addr32[0] &&
+		       sin->sin_port == port;
+	if (family == AF_INET6)
+		return ipv6_addr_equal(&sin6->sin6_addr, a) &&
+		       sin6->sin6_port == port;
+	return false;
+}
+
+/* @s's connection joins @src to @dst (its ends are constant: no lock). */
+static bool rsw_stream_ends_are(const struct rsw_stream *s,
+				const struct sockaddr *src,
+				const struct sockaddr *dst)
+{
+	const struct rsw_stream_ends *e = &s->ends;
+
+	return rsw_stream_sa_is(src, e->family, &e->src, e->sport) &&
+	       rsw_stream_sa_is(dst, e->family, &e->dst, e->dport);
+}
+
+/*
+ * A listed stream is allocated (unlisting comes before the free); a
+ * hooked one is complete and ends only through rsw_stream_end() (a
+ * failed attach, which frees without waiting for posters, never hooked
+ * it), so once pinned its socket stays.  Match by the constant fields
+ * under the list's lock, pin only the match (one that has ended does not
+ * count), look after the lock with the pin.  No socket lock: a dump runs
+ * for every cm_id and must stay cheap.
+ */
+int rsw_stream_snapshot_addr(struct rsw_device *rsw, const struct net *net,
+			     const struct sockaddr *src,
+			     const struct sockaddr *dst,
+			     struct rsw_stream_snap *snap)
+{
+	struct rsw_stream *s, *found = NULL;
+
+	spin_lock_bh(&rsw_streams_lock);
+	list_for_each_entry(s, &rsw_streams, link) {
+		/* s->net and s->ends are set at attach, before listing. */
+		if (s->rsw != rsw || s->net != net || !s->hooked ||
+		    !rsw_stream_ends_are(s, src, dst))
+			continue;
+		if (rsw_stream_pin(s)) {
+			found = s;
+			break;
+		}
+		rsw_stream_unpin(s);	/* listed: @s stays meanwhile */
+	}
+	spin_unlock_bh(&rsw_streams_lock);
+	if (!found)
+		return -ENOENT;
+	rsw_stream_snap_pinned(found, true, snap);
+	rsw_stream_unpin(found);
+	return 0;
+}
 
 /*
  * The stream is DONE here (its last act dropped the QP reference destroy

@@ -62,6 +62,20 @@ enum rsw_stream_tx_ran {
 	RSW_TX_RAN_DRAINED,	/* every WQE taken and sent */
 };
 
+/*
+ * A connection's two ends as its socket had them at attach (a connected
+ * socket keeps them): what rdma res matches a cm_id against, under the
+ * stream list's lock, without touching the socket.  IPv4 addresses in
+ * s6_addr32[0].
+ */
+struct rsw_stream_ends {
+	sa_family_t family;
+	__be16 sport;
+	__be16 dport;
+	struct in6_addr src;
+	struct in6_addr dst;
+};
+
 struct rsw_stream {
 	struct rsw_qp *qp;		/* a reference until DONE */
 	struct socket *sock;
@@ -83,6 +97,7 @@ struct rsw_stream {
 	struct rsw_mpa_conn conn;
 	bool initiator;
 	struct net *net;		/* the socket's; compared, never used */
+	struct rsw_stream_ends ends;	/* set before listing, then constant */
 	struct list_head link;		/* on rsw_streams while it has one */
 	struct rsw_device *rsw;		/* the QP's device; compared, never used */
 	struct rsw_stats *counters;	/* a reference (stats.c) */

@@ -110,6 +110,8 @@ int rsw_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 	struct rdma_user_mmap_entry *e;
 	int ret;
 
+	if (!rsw_uctx_abi_ok(container_of(uctx, struct rsw_ucontext, base)))
+		return -EINVAL;
 	e = rdma_user_mmap_entry_get(uctx, vma);
 	if (!e)
 		return -EINVAL;

@@ -12,6 +12,7 @@
 #include <linux/rtnetlink.h>
 #include <rdma/ib_mad.h>
 #include <rdma/rdmap_sw-abi.h>
+#include <rdma/uverbs_ioctl.h>
 
 #include "internal.h"
 
@@ -267,19 +268,141 @@ static int rsw_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	return 0;
 }
 
-static int rsw_alloc_ucontext(struct ib_ucontext *ibctx,
-			      struct ib_udata *udata)
+static_assert(RSW_ABI_MIN >= 1 && RSW_ABI_MIN <= RSW_ABI_MAX);
+static_assert(RSW_ABI_MAX <= RDMAP_SW_ABI_VERSION_MAX);
+
+/* The per-version lengths of rdmap_sw-abi.h are where the fields end. */
+static_assert(RDMAP_SW_UREQ_ALLOC_CTX_V2_LEN ==
+	      offsetofend(struct rdmap_sw_ureq_alloc_ctx, abi_max));
+static_assert(RDMAP_SW_URESP_ALLOC_CTX_V1_LEN ==
+	      offsetofend(struct rdmap_sw_uresp_alloc_ctx, abi_version));
+static_assert(RDMAP_SW_URESP_ALLOC_CTX_V2_LEN ==
+	      offsetofend(struct rdmap_sw_uresp_alloc_ctx, abi_max));
+/*
+ * Every field of both structures is version 2's: a version that adds one
+ * must teach rsw_ucontext_req() and rsw_uresp_ctx_len() about it.
+ */
+static_assert(sizeof(struct rdmap_sw_ureq_alloc_ctx) ==
+	      RDMAP_SW_UREQ_ALLOC_CTX_V2_LEN);
+static_assert(sizeof(struct rdmap_sw_uresp_alloc_ctx) ==
+	      RDMAP_SW_URESP_ALLOC_CTX_V2_LEN);
+
+/* The length of a negotiated answer choosing version @v (1 or 2). */
+static size_t rsw_uresp_ctx_len(u32 v)
+{
+	return RDMAP_SW_URESP_ALLOC_CTX_V2_LEN;
+}
+
+/*
+ * Why a process got no context: at debug level only, rate limited, as any
+ * user can ask.  The values are the caller's own.
+ */
+static int rsw_ucontext_refuse(int err, const char *why, u32 min, u32 max)
+{
+	pr_debug_ratelimited("ucontext refused (%d): %s; provider ABI %u..%u, module %u..%u\n",
+			     err, why, min, max, RSW_ABI_MIN, RSW_ABI_MAX);
+	return err;
+}
+
+/*
+ * Answer @resp (@len bytes of it) and record its version in the context;
+ * ib_core publishes the context only after we return 0.
+ */
+static int rsw_ucontext_answer(struct ib_ucontext *ibctx,
+			       struct ib_udata *udata,
+			       struct rdmap_sw_uresp_alloc_ctx *resp,
+			       size_t len)
+{
+	int ret = ib_copy_to_udata(udata, resp, len);
+
+	if (!ret)
+		container_of(ibctx, struct rsw_ucontext, base)->abi_version =
+			resp->abi_version;
+	return ret;
+}
+
+bool rsw_udata_abi_ok(struct ib_udata *udata)
+{
+	return rsw_uctx_abi_ok(rdma_udata_to_drv_context(udata,
+				struct rsw_ucontext, base));
+}
+
+/* A provider that sent no request data speaks version 1. */
+static int rsw_ucontext_v1(struct ib_ucontext *ibctx, struct ib_udata *udata)
 {
 	struct rdmap_sw_uresp_alloc_ctx resp = {
 		.dev_id = ibctx->device->index,
-		.abi_version = RDMAP_SW_ABI_VERSION,
+		.abi_version = 1,
 	};
 
-	/* No request data is defined yet: unknown input must be zero. */
-	if (udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen))
-		return -EINVAL;
-	/* An older provider may pass a shorter response buffer. */
-	return ib_copy_to_udata(udata, &resp, min(udata->outlen, sizeof(resp)));
+	if (RSW_ABI_MIN > 1)
+		return rsw_ucontext_refuse(-EPROTO,
+					   "version 1 no longer spoken", 1, 1);
+	if (udata->outlen < RDMAP_SW_URESP_ALLOC_CTX_V1_LEN)
+		return rsw_ucontext_refuse(-EINVAL, "short response", 1, 1);
+	return rsw_ucontext_answer(ibctx, udata, &resp,
+				   RDMAP_SW_URESP_ALLOC_CTX_V1_LEN);
+}
+
+/*
+ * The request of version 2 on (@req zeroed): at least version 2's length,
+ * and a sane range.  What lies past the fields of the versions we speak
+ * belongs to newer ones, which we will not choose: it is not read, so a
+ * newer provider's request, whatever it sets there, still meets us at a
+ * version both speak.
+ */
+static int rsw_ucontext_req(struct ib_udata *udata,
+			    struct rdmap_sw_ureq_alloc_ctx *req)
+{
+	size_t len = min(udata->inlen, sizeof(*req));
+
+	/* A module speaking version 1 only has no request: zeros or EINVAL. */
+	if (RSW_ABI_MAX < RDMAP_SW_ABI_VERSION_NEGOTIATE) {
+		if (!ib_is_udata_cleared(udata, 0, udata->inlen))
+			return rsw_ucontext_refuse(-EINVAL, "request data",
+						   0, 0);
+		return 1;
+	}
+	if (udata->inlen < RDMAP_SW_UREQ_ALLOC_CTX_V2_LEN)
+		return rsw_ucontext_refuse(-EINVAL, "short request", 0, 0);
+	/* An unreadable request is EFAULT (review A8: never EINVAL). */
+	if (ib_copy_from_udata(req, udata, len))
+		return -EFAULT;
+	if (!req->abi_min || req->abi_min > req->abi_max)
+		return rsw_ucontext_refuse(-EINVAL, "bad range",
+					   req->abi_min, req->abi_max);
+	return 0;
+}
+
+/* The negotiation of rdmap_sw-abi.h; a refusal writes no answer. */
+static int rsw_alloc_ucontext(struct ib_ucontext *ibctx,
+			      struct ib_udata *udata)
+{
+	struct rdmap_sw_ureq_alloc_ctx req = {};
+	struct rdmap_sw_uresp_alloc_ctx resp = {
+		.dev_id = ibctx->device->index,
+		.abi_min = RSW_ABI_MIN,
+		.abi_max = RSW_ABI_MAX,
+	};
+	int ret;
+
+	if (!udata->inlen)
+		return rsw_ucontext_v1(ibctx, udata);
+	ret = rsw_ucontext_req(udata, &req);
+	if (ret > 0)
+		return rsw_ucontext_v1(ibctx, udata);
+	if (ret)
+		return ret;
+	resp.abi_version = min_t(u32, req.abi_max, RSW_ABI_MAX);
+	if (resp.abi_version < max_t(u32, req.abi_min, RSW_ABI_MIN))
+		return rsw_ucontext_refuse(-EPROTO, "no common version",
+					   req.abi_min, req.abi_max);
+	/* The answer is as long as the chosen version's. */
+	if (udata->outlen < rsw_uresp_ctx_len(resp.abi_version))
+		return rsw_ucontext_refuse(-EINVAL, "short response",
+					   req.abi_min, req.abi_max);
+	return rsw_ucontext_answer(ibctx, udata, &resp,
+				   rsw_uresp_ctx_len(resp.abi_version));
 }
 
 static void rsw_dealloc_ucontext(struct ib_ucontext *ibctx)

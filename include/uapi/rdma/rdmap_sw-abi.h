@@ -4,15 +4,58 @@
  * provider.  Both include this file; there is no second copy.
  *
  * Rules: fixed-width __u types only, explicit padding, every struct a
- * multiple of 8 bytes, no kernel types.  Any incompatible change bumps
- * RDMAP_SW_ABI_VERSION (it is the device's uverbs_abi_ver).
+ * multiple of 8 bytes, no kernel types.  Any incompatible change adds a
+ * new ABI version (below); a structure only ever grows at its end.  So a
+ * structure's size is no version's length: each version has a fixed
+ * length (the end of its last field, RDMAP_SW_*_V<n>_LEN), a receiver
+ * requires only the length of the oldest version it could choose and
+ * reads no further than the fields of the versions it speaks.
  */
 #ifndef RDMAP_SW_ABI_H
 #define RDMAP_SW_ABI_H
 
 #include <linux/types.h>
 
-#define RDMAP_SW_ABI_VERSION 1
+/*
+ * ABI versions.  Each names the whole contract of this file:
+ *   1  the rings and responses below; alloc_ucontext takes no request data
+ *      and answers dev_id and abi_version (1).
+ *   2  as 1, and alloc_ucontext negotiates: the provider sends the range
+ *      of versions it speaks (struct rdmap_sw_ureq_alloc_ctx), the module
+ *      answers the highest version both speak and its own range (the
+ *      whole struct rdmap_sw_uresp_alloc_ctx).
+ * A module speaks RDMAP_SW_ABI_VERSION_MIN..RDMAP_SW_ABI_VERSION_MAX.
+ *
+ * The device's uverbs ABI version (sysfs abi_version, which libibverbs
+ * checks against a provider's match_min/max_abi_version before it calls
+ * the provider) is the oldest version the module speaks, so a provider
+ * whose newest version is older than that is refused by libibverbs with
+ * its own message; every other pairing meets in alloc_ucontext:
+ *   - no request data (a version 1 provider): the module answers version 1
+ *     as version 1 did (the first 8 bytes of the response; less room is
+ *     EINVAL) if it still speaks it, else EPROTO;
+ *   - a request: at least RDMAP_SW_UREQ_ALLOC_CTX_V2_LEN bytes, with
+ *     1 <= abi_min <= abi_max, else EINVAL; bytes past the fields of the
+ *     versions the module speaks belong to newer versions, which it will
+ *     not choose, and are ignored whatever they hold; no version in
+ *     common is EPROTO.  The answer is as long as the chosen version's
+ *     negotiated answer (RDMAP_SW_URESP_ALLOC_CTX_V2_LEN for 1 and 2), and
+ *     the response buffer must hold it, else EINVAL.  The chosen version
+ *     is in the answer.
+ *   - a module that speaks only version 1 (before the negotiation)
+ *     refuses any non-zero request data with EINVAL and has no sysfs
+ *     RDMAP_SW_SYSFS_ABI (below): a provider that finds none asks without
+ *     request data, if it speaks version 1, and finds abi_min and abi_max
+ *     0 in the answer; a provider that finds one and no version in common
+ *     does not ask at all.
+ * A failed alloc_ucontext writes no answer.  (Not EPROTONOSUPPORT: uverbs
+ * reserves that errno for a method it lacks and warns when a driver
+ * returns it.)
+ */
+#define RDMAP_SW_ABI_VERSION_MIN 1
+#define RDMAP_SW_ABI_VERSION_MAX 2
+/* The first version with struct rdmap_sw_ureq_alloc_ctx. */
+#define RDMAP_SW_ABI_VERSION_NEGOTIATE 2
 
 /*
  * Every rdmap_sw device shows this string in its sysfs attribute hca_type
@@ -21,11 +64,39 @@
  */
 #define RDMAP_SW_HCA_TYPE "rdmap_sw"
 
-/* Response of alloc_ucontext (IB_USER_VERBS_CMD_GET_CONTEXT). */
+/*
+ * A module that negotiates (speaks version 2 or later) says so before any
+ * context is asked for: its devices have this sysfs attribute next to
+ * hca_type, reading "MIN MAX\n", the versions it speaks.  A provider sends
+ * request data only when it is there and the ranges meet, so no
+ * alloc_ucontext of a working pairing fails (a failed GET_CONTEXT through
+ * the ioctl path leaks a task reference in ib_core on 6.1 and 6.12).  No
+ * attribute: a module from before the negotiation, version 1 only.
+ */
+#define RDMAP_SW_SYSFS_ABI "abi_versions"
+
+/* Request of alloc_ucontext (IB_USER_VERBS_CMD_GET_CONTEXT), version 2 on. */
+struct rdmap_sw_ureq_alloc_ctx {
+	__u32 abi_min;		/* the versions the provider speaks */
+	__u32 abi_max;
+};
+
+#define RDMAP_SW_UREQ_ALLOC_CTX_V2_LEN 8	/* up to abi_max */
+
+/*
+ * Response of alloc_ucontext.  A version 1 answer (no request) is its
+ * first RDMAP_SW_URESP_ALLOC_CTX_V1_LEN bytes (dev_id, abi_version == 1);
+ * a negotiated one as long as the chosen version's (see above).
+ */
 struct rdmap_sw_uresp_alloc_ctx {
 	__u32 dev_id;
-	__u32 abi_version;
+	__u32 abi_version;	/* the version this context speaks */
+	__u32 abi_min;		/* the versions the module speaks */
+	__u32 abi_max;
 };
+
+#define RDMAP_SW_URESP_ALLOC_CTX_V1_LEN 8	/* up to abi_version */
+#define RDMAP_SW_URESP_ALLOC_CTX_V2_LEN 16	/* up to abi_max */
 
 /* ===================== Completion queue ring (cq.c) ===================== */
 
