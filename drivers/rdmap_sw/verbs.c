@@ -287,9 +287,18 @@ static_assert(sizeof(struct rdmap_sw_ureq_alloc_ctx) ==
 static_assert(sizeof(struct rdmap_sw_uresp_alloc_ctx) ==
 	      RDMAP_SW_URESP_ALLOC_CTX_V2_LEN);
 
-/* The length of a negotiated answer choosing version @v (1 or 2). */
+/*
+ * The length of a negotiated answer choosing version @v: versions 1 and 2
+ * answer the same fields; a version that adds one answers more.
+ */
 static size_t rsw_uresp_ctx_len(u32 v)
 {
+	switch (v) {
+	case 1:
+	case 2:
+		return RDMAP_SW_URESP_ALLOC_CTX_V2_LEN;
+	}
+	WARN_ON_ONCE(1);	/* the negotiation chose within our range */
 	return RDMAP_SW_URESP_ALLOC_CTX_V2_LEN;
 }
 
