@@ -61,10 +61,12 @@
 #include <linux/slab.h>
 #include <linux/tcp.h>
 #include <linux/workqueue.h>
+#include <net/inet_sock.h>
 #include <net/sock.h>
 #include <net/tcp_states.h>
 
 #include "internal.h"
+#include "trace.h"
 
 static unsigned int rsw_mpa_timeout_ms = 10000;
 module_param_named(mpa_timeout_ms, rsw_mpa_timeout_ms, uint, 0644);
@@ -78,17 +80,6 @@ static LIST_HEAD(rsw_ceps);
 static DEFINE_SPINLOCK(rsw_ceps_lock);
 static DECLARE_WAIT_QUEUE_HEAD(rsw_cep_sock_wait);
 static atomic_t rsw_cep_ids = ATOMIC_INIT(0);
-
-enum rsw_cep_state {
-	RSW_CEP_LISTENING,
-	RSW_CEP_CONNECTING,
-	RSW_CEP_AWAIT_REPLY,
-	RSW_CEP_AWAIT_REQUEST,
-	RSW_CEP_REQ_RCVD,
-	RSW_CEP_CONNECTED,
-	RSW_CEP_CLOSED,
-	RSW_CEP_NUM,
-};
 
 static const char *const rsw_cep_names[RSW_CEP_NUM] = {
 	[RSW_CEP_LISTENING] = "listening",
@@ -165,6 +156,41 @@ const char *rsw_cep_state_name(unsigned int s)
 	return rsw_cep_names[s];
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_cep_state_name);
+
+/*
+ * Trace @cep's move from @old (RSW_CEP_NUM: its first state) to @state,
+ * with its socket's ports while it has one.  Under whatever guards
+ * cep->state and cep->sock: cep->lock, or a listener's children_lock.
+ */
+static void rsw_cep_trace_state(const struct rsw_cep *cep, unsigned int old,
+				enum rsw_cep_state state)
+{
+	const struct inet_sock *inet;
+	u16 lport = 0, rport = 0;
+
+	if (!trace_rsw_cm_state_enabled() || old == state)
+		return;
+	if (cep->sock) {
+		inet = inet_sk(cep->sock->sk);
+		lport = ntohs(inet->inet_sport);
+		rport = ntohs(inet->inet_dport);
+	}
+	trace_rsw_cm_state(cep->id, lport, rport, old, state);
+}
+
+/* A new cep's first state. */
+static void rsw_cep_first_state(struct rsw_cep *cep, enum rsw_cep_state state)
+{
+	rsw_cep_trace_state(cep, RSW_CEP_NUM, state);
+	cep->state = state;
+}
+
+/* @cep moves to @state; locks as rsw_cep_trace_state(). */
+static void rsw_cep_set_state(struct rsw_cep *cep, enum rsw_cep_state state)
+{
+	rsw_cep_trace_state(cep, cep->state, state);
+	cep->state = state;
+}
 
 /* -------------------------------------------------------------------------
  * Object lifetime.
@@ -669,7 +695,7 @@ static enum rsw_cep_ev rsw_cep_advance(struct rsw_cep *cep,
 	mutex_lock(&cep->lock);
 	do {
 		prev = cep->state;
-		cep->state = rsw_cep_step(cep);
+		rsw_cep_set_state(cep, rsw_cep_step(cep));
 		if (cep->state != prev)
 			rsw_cep_dbg(cep, "from %s\n", rsw_cep_state_name(prev));
 	} while (cep->state != prev);
@@ -765,8 +791,8 @@ static void rsw_listen_add_child(struct rsw_cep *l, struct socket *sock)
 		return;
 	}
 	cep->timeout_jiffies = l->timeout_jiffies;
-	cep->state = RSW_CEP_AWAIT_REQUEST;
 	cep->sock = sock;
+	rsw_cep_first_state(cep, RSW_CEP_AWAIT_REQUEST);
 	cep->net = l->net;
 	rsw_cep_publish(cep);	/* if not, its work fails it at once */
 	kref_get(&l->ref);
@@ -865,7 +891,7 @@ static struct rsw_cep *rsw_cm_listen_pinned(const struct rsw_cm_args *args)
 			  rsw_addr_len(args->local));
 	if (ret)
 		goto err_release;
-	l->state = RSW_CEP_LISTENING;
+	rsw_cep_first_state(l, RSW_CEP_LISTENING);
 	rsw_cep_hook(l, NULL);
 	ret = kernel_listen(l->sock, args->backlog ?: SOMAXCONN);
 	if (!ret && !rsw_cep_publish(l))
@@ -929,7 +955,7 @@ static int rsw_cep_start_connect(struct rsw_cep *cep,
 		if (ret)
 			return ret;
 	}
-	cep->state = RSW_CEP_CONNECTING;
+	rsw_cep_first_state(cep, RSW_CEP_CONNECTING);
 	rsw_cep_hook(cep, NULL);
 	ret = kernel_connect(cep->sock, (struct sockaddr *)args->remote,
 			     rsw_addr_len(args->remote), O_NONBLOCK);
@@ -1040,10 +1066,10 @@ int rsw_cm_accept(struct rsw_cep *cep, const struct rsw_mpa_params *lp,
 	if (r || ret) {
 		ret = r ? rsw_mpa_reason(r)->err : ret;
 		rsw_cep_close_sock(cep);
-		cep->state = RSW_CEP_CLOSED;
+		rsw_cep_set_state(cep, RSW_CEP_CLOSED);
 		goto out_unlock;
 	}
-	cep->state = RSW_CEP_CONNECTED;
+	rsw_cep_set_state(cep, RSW_CEP_CONNECTED);
 	cep->ev = RSW_CEP_EV_ESTABLISHED;
 	rsw_cep_queue(cep);
 out_unlock:
@@ -1073,7 +1099,7 @@ int rsw_cm_reject(struct rsw_cep *cep, const void *pd, u8 pd_len)
 	if (!ret)
 		rsw_stat_inc(cep->counters, RSW_STAT_MPA_REJECTS_SENT);
 	rsw_cep_close_sock(cep);
-	cep->state = RSW_CEP_CLOSED;
+	rsw_cep_set_state(cep, RSW_CEP_CLOSED);
 out_unlock:
 	mutex_unlock(&cep->lock);
 	return ret;
@@ -1180,7 +1206,7 @@ static void rsw_cep_stop(struct rsw_cep *cep)
 {
 	mutex_lock(&cep->lock);
 	cep->dead = true;
-	cep->state = RSW_CEP_CLOSED;
+	rsw_cep_set_state(cep, RSW_CEP_CLOSED);
 	rsw_cep_close_sock(cep);
 	mutex_unlock(&cep->lock);
 	if (cancel_delayed_work_sync(&cep->timeout))
@@ -1196,7 +1222,8 @@ static void rsw_cep_stop(struct rsw_cep *cep)
 static void rsw_listen_close(struct rsw_cep *l, bool dead)
 {
 	mutex_lock(&l->children_lock);
-	l->state = RSW_CEP_CLOSED;	/* rsw_listen_work accepts no more */
+	/* rsw_listen_work accepts no more */
+	rsw_cep_set_state(l, RSW_CEP_CLOSED);
 	if (dead)
 		l->dead = true;
 	mutex_unlock(&l->children_lock);

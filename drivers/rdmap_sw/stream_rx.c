@@ -25,6 +25,7 @@
 #include "internal.h"
 #include "mem.h"
 #include "stream_priv.h"
+#include "trace.h"
 
 /* The work item's RX per call: octets and segments. */
 #define RSW_STREAM_RX_BUDGET	(256 * 1024)
@@ -524,6 +525,7 @@ bool rsw_stream_deliver_term(struct rsw_stream *s,
 	s->msn[RSW_QN_TERMINATE]++;
 	s->peer_term = RSW_TERM_CAUSE(rsw_term_layer(t),
 				      rsw_term_etype(t), rsw_term_ecode(t));
+	trace_rsw_term_rx(s->qp->base.qp_num, &s->peer_term);
 	s->stats.term_rcvd = 1;
 	s->stats.term = s->peer_term;
 	rsw_stat_inc(s->counters, rsw_stat_term_layer(s->peer_term.layer, true));
@@ -531,12 +533,17 @@ bool rsw_stream_deliver_term(struct rsw_stream *s,
 	return true;
 }
 
+/*
+ * A segment arrived whole and valid (its header is traced here, where the
+ * parser reports it; seg->hdr lives while the callback runs).
+ */
 static bool rsw_stream_seg_done(void *ctx, const struct rsw_rx_seg *seg,
 				struct rsw_term_cause *term)
 {
 	struct rsw_stream *s = ctx;
 	const struct rsw_rdmap_op *op;
 
+	trace_rsw_fpdu_rx(s->qp->base.qp_num, seg->hdr);
 	s->stats.rx_fpdus++;
 	rsw_stat_inc(s->counters, RSW_STAT_RX_FPDUS);
 	/* The budget: pause after this segment (resumed by the next run). */
