@@ -286,7 +286,7 @@ else
 fi
 
 step "3. qp-access: Terminates for a Write and a Read the QP does not allow"
-# trace-cmd leaves tracing off when it is done: on again, as in step 1.
+# After trace-cmd extract nothing more is recorded: on again, as in step 1.
 trace_on
 check "$RSW_RDMA_PROVIDER_BUILD/qp-access" "$IP" $((PORT + 1))
 assert_no_match "$T_OUT" '^not ok' "qp-access checks"
