@@ -9,8 +9,8 @@
 #   make stress          long runs and full matrices make check samples (1 h+)
 #   make kunit           KUnit suites on the debug kernel only
 #   make bench           rdmap_sw vs siw, rxe, TCP in one VM (~30 min)
-#   make deb             the rdmap-sw-dkms package, built outside the checkout;
-#                        prints its path (scripts/deb)
+#   make deb             the rdmap-sw-dkms and ibverbs-provider-rdmap-sw packages,
+#                        built outside the checkout; prints their paths (scripts/deb)
 #   make setup           install dependencies (done by the targets above)
 #
 # KDIR: a kernel build directory.  If unset, the running kernel's
