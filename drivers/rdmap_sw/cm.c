@@ -538,6 +538,7 @@ static void rsw_cep_send_term(struct rsw_cep *cep, enum rsw_mpa_reason r)
 		struct rsw_tx tx;
 		struct rsw_tx_sock ts;
 	} *b;
+	int ret;
 
 	if (!ri->term)
 		return;
@@ -549,8 +550,11 @@ static void rsw_cep_send_term(struct rsw_cep *cep, enum rsw_mpa_reason r)
 	if (!rsw_tx_init(&b->tx, &cfg, NULL, NULL, &rsw_tx_sock_ops, &b->ts)) {
 		b->tx.stats = cep->counters;
 		lock_sock(cep->sock->sk);	/* the sink's contract */
-		rsw_tx_terminate(&b->tx, &t);
+		ret = rsw_tx_terminate(&b->tx, &t);
 		release_sock(cep->sock->sk);
+		/* As stream.c's: in the engine.  No QP yet: qp=0. */
+		if (!ret || ret == -EAGAIN)
+			trace_rsw_term_tx(0, &t.why.cause);
 	}
 	kvfree(b);
 }

@@ -173,7 +173,11 @@ DECLARE_EVENT_CLASS(rsw_term_class,
 		TP_PROTO(u32 qpn, const struct rsw_term_cause *cause),	\
 		TP_ARGS(qpn, cause))
 
-/* Ours, handed to the TX engine to go out (stream.c). */
+/*
+ * Ours, handed to the TX engine to go out (stream.c); qp=0: one the CM
+ * sent before any QP, answering an MPA Reply that fails negotiation
+ * (cm.c rsw_cep_send_term(); its rsw_fpdu_tx shows qp=0 too).
+ */
 RSW_DEFINE_TERM_EVENT(rsw_term_tx);
 /* The peer's, received whole and valid (stream_rx.c). */
 RSW_DEFINE_TERM_EVENT(rsw_term_rx);
