@@ -179,7 +179,7 @@ DECLARE_EVENT_CLASS(rsw_term_class,
  * (cm.c rsw_cep_send_term(); its rsw_fpdu_tx shows qp=0 too).
  */
 RSW_DEFINE_TERM_EVENT(rsw_term_tx);
-/* The peer's, received whole and valid (stream_rx.c). */
+/* The peer's, received whole and valid, also after ours (stream_rx.c). */
 RSW_DEFINE_TERM_EVENT(rsw_term_rx);
 
 /*
