@@ -117,6 +117,9 @@ struct rsw_cep {
 	enum rsw_cep_ev		ev;
 	struct rsw_cm_event	evd;
 	struct socket		*sock;
+	/* The connection's TCP ports (host order), 0 until known: trace. */
+	u16			lport;
+	u16			rport;
 	void (*saved_data_ready)(struct sock *sk);
 	void (*saved_state_change)(struct sock *sk);
 	struct work_struct	work;
@@ -158,24 +161,29 @@ const char *rsw_cep_state_name(unsigned int s)
 EXPORT_SYMBOL_IF_KUNIT(rsw_cep_state_name);
 
 /*
+ * Note the ports @cep's socket has so far (a bound, connected or accepted
+ * one), kept for the trace once the socket is gone.  Before the socket's
+ * callbacks are hooked, or under cep->lock.
+ */
+static void rsw_cep_note_ports(struct rsw_cep *cep)
+{
+	const struct inet_sock *inet = inet_sk(cep->sock->sk);
+
+	cep->lport = ntohs(inet->inet_sport);
+	cep->rport = ntohs(inet->inet_dport);
+}
+
+/*
  * Trace @cep's move from @old (RSW_CEP_NUM: its first state) to @state,
- * with its socket's ports while it has one.  Under whatever guards
- * cep->state and cep->sock: cep->lock, or a listener's children_lock.
+ * with the ports noted so far.  Under whatever guards cep->state:
+ * cep->lock, or a listener's children_lock.
  */
 static void rsw_cep_trace_state(const struct rsw_cep *cep, unsigned int old,
 				enum rsw_cep_state state)
 {
-	const struct inet_sock *inet;
-	u16 lport = 0, rport = 0;
-
 	if (!trace_rsw_cm_state_enabled() || old == state)
 		return;
-	if (cep->sock) {
-		inet = inet_sk(cep->sock->sk);
-		lport = ntohs(inet->inet_sport);
-		rport = ntohs(inet->inet_dport);
-	}
-	trace_rsw_cm_state(cep->id, lport, rport, old, state);
+	trace_rsw_cm_state(cep->id, cep->lport, cep->rport, old, state);
 }
 
 /* A new cep's first state. */
@@ -481,6 +489,7 @@ static enum rsw_cep_state rsw_cep_step_connecting(struct rsw_cep *cep)
 		return RSW_CEP_CONNECTING;
 	case TCP_ESTABLISHED:
 	case TCP_CLOSE_WAIT:
+		rsw_cep_note_ports(cep);
 		break;
 	default:
 		err = sock_error(sk);
@@ -796,6 +805,7 @@ static void rsw_listen_add_child(struct rsw_cep *l, struct socket *sock)
 	}
 	cep->timeout_jiffies = l->timeout_jiffies;
 	cep->sock = sock;
+	rsw_cep_note_ports(cep);
 	rsw_cep_first_state(cep, RSW_CEP_AWAIT_REQUEST);
 	cep->net = l->net;
 	rsw_cep_publish(cep);	/* if not, its work fails it at once */
@@ -895,6 +905,7 @@ static struct rsw_cep *rsw_cm_listen_pinned(const struct rsw_cm_args *args)
 			  rsw_addr_len(args->local));
 	if (ret)
 		goto err_release;
+	rsw_cep_note_ports(l);
 	rsw_cep_first_state(l, RSW_CEP_LISTENING);
 	rsw_cep_hook(l, NULL);
 	ret = kernel_listen(l->sock, args->backlog ?: SOMAXCONN);
@@ -958,7 +969,11 @@ static int rsw_cep_start_connect(struct rsw_cep *cep,
 				  rsw_addr_len(args->local));
 		if (ret)
 			return ret;
+		rsw_cep_note_ports(cep);
 	}
+	/* sin_port and sin6_port share their place. */
+	cep->rport =
+		ntohs(((const struct sockaddr_in *)args->remote)->sin_port);
 	rsw_cep_first_state(cep, RSW_CEP_CONNECTING);
 	rsw_cep_hook(cep, NULL);
 	ret = kernel_connect(cep->sock, (struct sockaddr *)args->remote,

@@ -184,7 +184,8 @@ RSW_DEFINE_TERM_EVENT(rsw_term_rx);
 
 /*
  * A connection endpoint's state change (cm.c): @cep is the CEP[n] of the
- * debug messages; the ports are the socket's (host order), 0 without one.
+ * debug messages; the ports are its connection's (host order), noted when
+ * known and kept after the socket has gone (0 until known).
  */
 TRACE_EVENT(rsw_cm_state,
 	TP_PROTO(u32 cep, u16 lport, u16 rport, unsigned int old,
