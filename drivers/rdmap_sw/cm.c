@@ -920,6 +920,10 @@ err_unhook:
 	rsw_cep_unhook(l);
 	if (cancel_work_sync(&l->work))
 		rsw_cep_put(l);
+	/* Traced as listening: its history ends closed. */
+	mutex_lock(&l->children_lock);
+	rsw_cep_set_state(l, RSW_CEP_CLOSED);
+	mutex_unlock(&l->children_lock);
 err_release:
 	rsw_cep_release_sock(l);
 err_put:
@@ -982,6 +986,10 @@ static int rsw_cep_start_connect(struct rsw_cep *cep,
 		rsw_cep_unhook(cep);
 		if (cancel_work_sync(&cep->work))
 			rsw_cep_put(cep);
+		/* Traced as connecting: its history ends closed. */
+		mutex_lock(&cep->lock);
+		rsw_cep_set_state(cep, RSW_CEP_CLOSED);
+		mutex_unlock(&cep->lock);
 		return ret;
 	}
 	return 0;
