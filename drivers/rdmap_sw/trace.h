@@ -211,7 +211,10 @@ TRACE_EVENT(rsw_cm_state,
 		  __print_symbolic(__entry->new, RSW_TRACE_CEP_STATES))
 );
 
-/* A QP's RFC 5040 section 6 stream state change (qp.c). */
+/*
+ * A QP's RFC 5040 section 6 stream state change (qp.c).  Its creation
+ * (idle) is not traced: a QP's history starts at its first change.
+ */
 TRACE_EVENT(rsw_qp_state,
 	TP_PROTO(u32 qpn, unsigned int old, unsigned int new),
 	TP_ARGS(qpn, old, new),
