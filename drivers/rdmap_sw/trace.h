@@ -90,6 +90,9 @@ RSW_TRACE_QP_STATES
  * @hdr is the wire header from ULPDU_Length on (union rsw_hdr).  @len is
  * the MPA ULPDU_Length, the DDP segment's length; untagged segments fill
  * qn/msn/mo, tagged ones stag/to (the other model's fields are 0).
+ * The RX event decodes this raw header, not the parsed segment: it relies
+ * on rx.c calling seg_done (stream_rx.c, where it fires) only once the
+ * header checks and the MPA CRC passed (rsw_rx_crc()).
  */
 DECLARE_EVENT_CLASS(rsw_fpdu_class,
 	TP_PROTO(u32 qpn, const union rsw_hdr *hdr),
