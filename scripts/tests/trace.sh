@@ -18,7 +18,9 @@
 #    opcode, length from a bare header to S plus a header); the QPNs are
 #    the two rdma res showed; each QP's state changes chain, each one
 #    legal (qp.c rsw_qp_legal), idle -> rts -> ... -> error; each CEP's
-#    chain, the two connection ends through connected to closed; doorbells
+#    chain, every one ending closed, its ports once known the same at every
+#    change, the two connection ends through connected to closed with the
+#    connection's ports at close; doorbells
 #    of those QPs, bounded; no rping payload in the trace.  trace-cmd, when
 #    installed, reads the same buffer and finds the same FPDU counts.
 # 3. qp-access (a Write to a QP without remote write, a Read from one
@@ -195,8 +197,10 @@ ok "FPDUs sent per QP: $lo (client) and $hi (server), N=$N"
 
 # chains EVENT KEY FIRST LEGAL: EVENT's state changes, per object KEY, each
 # from the state the previous one reached (FIRST before the first) and
-# each "old>new" among LEGAL; prints "object state>state>..." per object
-# or "bad: why" lines.
+# each "old>new" among LEGAL; prints "object state>state>... ports" per
+# object (ports "lport:rport" of its last change, CM only) or "bad: why"
+# lines.  Ports, once both are known, must stay those of every later
+# change (cm.c keeps them after the socket has gone).
 chains() {
 	tp_fields "$T1" "$1" | awk -v key="$2" -v first="$3" -v legal="$4" '
 	BEGIN { split(legal, l, " "); for (i in l) ok_move[l[i]] = 1 }
@@ -209,7 +213,11 @@ chains() {
 		if (f["old"] != at[k]) bad("from " f["old"] ", but " k " was " at[k])
 		if (!((f["old"] ">" f["new"]) in ok_move)) bad("illegal move")
 		at[k] = f["new"]; path[k] = path[k] ">" f["new"]
-		if (f["lport"] != "" && f["lport"] + 0) ports[k] = f["lport"] ":" f["rport"]
+		if (f["lport"] == "") next
+		p = f["lport"] ":" f["rport"]
+		if ((k in known) && p != known[k]) bad("ports " p ", were " known[k])
+		if (!(k in known) && f["lport"] + 0 && f["rport"] + 0) known[k] = p
+		ports[k] = p
 	}
 	END {
 		for (i = 1; i <= n; i++) print order[i], path[order[i]], ports[order[i]]
@@ -238,9 +246,14 @@ CM_LEGAL="none>listening none>connecting none>await_request listening>closed
 chains rsw_cm_state cep none "$CM_LEGAL" >"$LOGS/cm.chains" ||
 	{ indent <"$LOGS/cm.chains"; fail "CM state changes"; }
 indent <"$LOGS/cm.chains"
-grep -Eq "^[0-9]+ none>listening>closed " "$LOGS/cm.chains" ||
-	fail "no listener opened and closed"
-# The two ends of the connection, ports crossed, rping's port on one.
+grep -Eq "^[0-9]+ none>listening>closed $PORT:0\$" "$LOGS/cm.chains" ||
+	fail "no listener on $PORT opened and closed"
+# Every CEP traced is traced closed (also one whose listen or connect failed).
+open=$(awk '$2 !~ />closed$/' "$LOGS/cm.chains")
+[ -z "$open" ] || { indent <<<"$open"; fail "CEPs whose trace does not end closed"; }
+ok "every CEP's trace ends closed ($(wc -l <"$LOGS/cm.chains") CEPs)"
+# The two ends of the connection, ports crossed, rping's port on one: the
+# ports of their "-> closed" change, after the socket went to the QP.
 a=$(awk -v p="$PORT" '$2 == "none>connecting>await_reply>connected>closed" &&
 	$3 ~ (":" p "$") { print $3 }' "$LOGS/cm.chains")
 b=$(awk -v p="$PORT" '$2 == "none>await_request>req_rcvd>connected>closed" &&
