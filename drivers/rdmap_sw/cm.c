@@ -61,10 +61,12 @@
 #include <linux/slab.h>
 #include <linux/tcp.h>
 #include <linux/workqueue.h>
+#include <net/inet_sock.h>
 #include <net/sock.h>
 #include <net/tcp_states.h>
 
 #include "internal.h"
+#include "trace.h"
 
 static unsigned int rsw_mpa_timeout_ms = 10000;
 module_param_named(mpa_timeout_ms, rsw_mpa_timeout_ms, uint, 0644);
@@ -78,17 +80,6 @@ static LIST_HEAD(rsw_ceps);
 static DEFINE_SPINLOCK(rsw_ceps_lock);
 static DECLARE_WAIT_QUEUE_HEAD(rsw_cep_sock_wait);
 static atomic_t rsw_cep_ids = ATOMIC_INIT(0);
-
-enum rsw_cep_state {
-	RSW_CEP_LISTENING,
-	RSW_CEP_CONNECTING,
-	RSW_CEP_AWAIT_REPLY,
-	RSW_CEP_AWAIT_REQUEST,
-	RSW_CEP_REQ_RCVD,
-	RSW_CEP_CONNECTED,
-	RSW_CEP_CLOSED,
-	RSW_CEP_NUM,
-};
 
 static const char *const rsw_cep_names[RSW_CEP_NUM] = {
 	[RSW_CEP_LISTENING] = "listening",
@@ -126,6 +117,9 @@ struct rsw_cep {
 	enum rsw_cep_ev		ev;
 	struct rsw_cm_event	evd;
 	struct socket		*sock;
+	/* The connection's TCP ports (host order), 0 until known: trace. */
+	u16			lport;
+	u16			rport;
 	void (*saved_data_ready)(struct sock *sk);
 	void (*saved_state_change)(struct sock *sk);
 	struct work_struct	work;
@@ -165,6 +159,46 @@ const char *rsw_cep_state_name(unsigned int s)
 	return rsw_cep_names[s];
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_cep_state_name);
+
+/*
+ * Note the ports @cep's socket has so far (a bound, connected or accepted
+ * one), kept for the trace once the socket is gone.  Before the socket's
+ * callbacks are hooked, or under cep->lock.
+ */
+static void rsw_cep_note_ports(struct rsw_cep *cep)
+{
+	const struct inet_sock *inet = inet_sk(cep->sock->sk);
+
+	cep->lport = ntohs(inet->inet_sport);
+	cep->rport = ntohs(inet->inet_dport);
+}
+
+/*
+ * Trace @cep's move from @old (RSW_CEP_NUM: its first state) to @state,
+ * with the ports noted so far.  Under whatever guards cep->state:
+ * cep->lock, or a listener's children_lock.
+ */
+static void rsw_cep_trace_state(const struct rsw_cep *cep, unsigned int old,
+				enum rsw_cep_state state)
+{
+	if (!trace_rsw_cm_state_enabled() || old == state)
+		return;
+	trace_rsw_cm_state(cep->id, cep->lport, cep->rport, old, state);
+}
+
+/* A new cep's first state. */
+static void rsw_cep_first_state(struct rsw_cep *cep, enum rsw_cep_state state)
+{
+	rsw_cep_trace_state(cep, RSW_CEP_NUM, state);
+	cep->state = state;
+}
+
+/* @cep moves to @state; locks as rsw_cep_trace_state(). */
+static void rsw_cep_set_state(struct rsw_cep *cep, enum rsw_cep_state state)
+{
+	rsw_cep_trace_state(cep, cep->state, state);
+	cep->state = state;
+}
 
 /* -------------------------------------------------------------------------
  * Object lifetime.
@@ -455,6 +489,7 @@ static enum rsw_cep_state rsw_cep_step_connecting(struct rsw_cep *cep)
 		return RSW_CEP_CONNECTING;
 	case TCP_ESTABLISHED:
 	case TCP_CLOSE_WAIT:
+		rsw_cep_note_ports(cep);
 		break;
 	default:
 		err = sock_error(sk);
@@ -512,6 +547,7 @@ static void rsw_cep_send_term(struct rsw_cep *cep, enum rsw_mpa_reason r)
 		struct rsw_tx tx;
 		struct rsw_tx_sock ts;
 	} *b;
+	int ret;
 
 	if (!ri->term)
 		return;
@@ -523,8 +559,11 @@ static void rsw_cep_send_term(struct rsw_cep *cep, enum rsw_mpa_reason r)
 	if (!rsw_tx_init(&b->tx, &cfg, NULL, NULL, &rsw_tx_sock_ops, &b->ts)) {
 		b->tx.stats = cep->counters;
 		lock_sock(cep->sock->sk);	/* the sink's contract */
-		rsw_tx_terminate(&b->tx, &t);
+		ret = rsw_tx_terminate(&b->tx, &t);
 		release_sock(cep->sock->sk);
+		/* As stream.c's: in the engine.  No QP yet: qp=0. */
+		if (!ret || ret == -EAGAIN)
+			trace_rsw_term_tx(0, &t.why.cause);
 	}
 	kvfree(b);
 }
@@ -669,7 +708,7 @@ static enum rsw_cep_ev rsw_cep_advance(struct rsw_cep *cep,
 	mutex_lock(&cep->lock);
 	do {
 		prev = cep->state;
-		cep->state = rsw_cep_step(cep);
+		rsw_cep_set_state(cep, rsw_cep_step(cep));
 		if (cep->state != prev)
 			rsw_cep_dbg(cep, "from %s\n", rsw_cep_state_name(prev));
 	} while (cep->state != prev);
@@ -765,8 +804,9 @@ static void rsw_listen_add_child(struct rsw_cep *l, struct socket *sock)
 		return;
 	}
 	cep->timeout_jiffies = l->timeout_jiffies;
-	cep->state = RSW_CEP_AWAIT_REQUEST;
 	cep->sock = sock;
+	rsw_cep_note_ports(cep);
+	rsw_cep_first_state(cep, RSW_CEP_AWAIT_REQUEST);
 	cep->net = l->net;
 	rsw_cep_publish(cep);	/* if not, its work fails it at once */
 	kref_get(&l->ref);
@@ -865,7 +905,8 @@ static struct rsw_cep *rsw_cm_listen_pinned(const struct rsw_cm_args *args)
 			  rsw_addr_len(args->local));
 	if (ret)
 		goto err_release;
-	l->state = RSW_CEP_LISTENING;
+	rsw_cep_note_ports(l);
+	rsw_cep_first_state(l, RSW_CEP_LISTENING);
 	rsw_cep_hook(l, NULL);
 	ret = kernel_listen(l->sock, args->backlog ?: SOMAXCONN);
 	if (!ret && !rsw_cep_publish(l))
@@ -879,6 +920,10 @@ err_unhook:
 	rsw_cep_unhook(l);
 	if (cancel_work_sync(&l->work))
 		rsw_cep_put(l);
+	/* Traced as listening: its history ends closed. */
+	mutex_lock(&l->children_lock);
+	rsw_cep_set_state(l, RSW_CEP_CLOSED);
+	mutex_unlock(&l->children_lock);
 err_release:
 	rsw_cep_release_sock(l);
 err_put:
@@ -928,8 +973,12 @@ static int rsw_cep_start_connect(struct rsw_cep *cep,
 				  rsw_addr_len(args->local));
 		if (ret)
 			return ret;
+		rsw_cep_note_ports(cep);
 	}
-	cep->state = RSW_CEP_CONNECTING;
+	/* sin_port and sin6_port share their place. */
+	cep->rport =
+		ntohs(((const struct sockaddr_in *)args->remote)->sin_port);
+	rsw_cep_first_state(cep, RSW_CEP_CONNECTING);
 	rsw_cep_hook(cep, NULL);
 	ret = kernel_connect(cep->sock, (struct sockaddr *)args->remote,
 			     rsw_addr_len(args->remote), O_NONBLOCK);
@@ -937,6 +986,10 @@ static int rsw_cep_start_connect(struct rsw_cep *cep,
 		rsw_cep_unhook(cep);
 		if (cancel_work_sync(&cep->work))
 			rsw_cep_put(cep);
+		/* Traced as connecting: its history ends closed. */
+		mutex_lock(&cep->lock);
+		rsw_cep_set_state(cep, RSW_CEP_CLOSED);
+		mutex_unlock(&cep->lock);
 		return ret;
 	}
 	return 0;
@@ -1040,10 +1093,10 @@ int rsw_cm_accept(struct rsw_cep *cep, const struct rsw_mpa_params *lp,
 	if (r || ret) {
 		ret = r ? rsw_mpa_reason(r)->err : ret;
 		rsw_cep_close_sock(cep);
-		cep->state = RSW_CEP_CLOSED;
+		rsw_cep_set_state(cep, RSW_CEP_CLOSED);
 		goto out_unlock;
 	}
-	cep->state = RSW_CEP_CONNECTED;
+	rsw_cep_set_state(cep, RSW_CEP_CONNECTED);
 	cep->ev = RSW_CEP_EV_ESTABLISHED;
 	rsw_cep_queue(cep);
 out_unlock:
@@ -1073,7 +1126,7 @@ int rsw_cm_reject(struct rsw_cep *cep, const void *pd, u8 pd_len)
 	if (!ret)
 		rsw_stat_inc(cep->counters, RSW_STAT_MPA_REJECTS_SENT);
 	rsw_cep_close_sock(cep);
-	cep->state = RSW_CEP_CLOSED;
+	rsw_cep_set_state(cep, RSW_CEP_CLOSED);
 out_unlock:
 	mutex_unlock(&cep->lock);
 	return ret;
@@ -1180,7 +1233,7 @@ static void rsw_cep_stop(struct rsw_cep *cep)
 {
 	mutex_lock(&cep->lock);
 	cep->dead = true;
-	cep->state = RSW_CEP_CLOSED;
+	rsw_cep_set_state(cep, RSW_CEP_CLOSED);
 	rsw_cep_close_sock(cep);
 	mutex_unlock(&cep->lock);
 	if (cancel_delayed_work_sync(&cep->timeout))
@@ -1196,7 +1249,8 @@ static void rsw_cep_stop(struct rsw_cep *cep)
 static void rsw_listen_close(struct rsw_cep *l, bool dead)
 {
 	mutex_lock(&l->children_lock);
-	l->state = RSW_CEP_CLOSED;	/* rsw_listen_work accepts no more */
+	/* rsw_listen_work accepts no more */
+	rsw_cep_set_state(l, RSW_CEP_CLOSED);
 	if (dead)
 		l->dead = true;
 	mutex_unlock(&l->children_lock);

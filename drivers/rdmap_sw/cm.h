@@ -43,6 +43,18 @@ struct net;
 struct socket;
 struct rsw_cep;
 
+/* A cep's states (the machine is described at the top of cm.c). */
+enum rsw_cep_state {
+	RSW_CEP_LISTENING,
+	RSW_CEP_CONNECTING,
+	RSW_CEP_AWAIT_REPLY,
+	RSW_CEP_AWAIT_REQUEST,
+	RSW_CEP_REQ_RCVD,
+	RSW_CEP_CONNECTED,
+	RSW_CEP_CLOSED,
+	RSW_CEP_NUM,
+};
+
 /* What an event carries.  @pd points into the cep: valid during the call. */
 struct rsw_cm_event {
 	int			status;	/* 0 or -errno */

@@ -67,6 +67,7 @@
 
 #include "internal.h"
 #include "ring.h"
+#include "trace.h"
 
 /* QPN -> QP for every device; QPN 0 is never used (XA_FLAGS_ALLOC1). */
 static DEFINE_XARRAY_FLAGS(rsw_qps, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
@@ -191,6 +192,18 @@ static void rsw_qp_unlock_queues(struct rsw_qp *qp)
 }
 
 /*
+ * qp->state becomes @state, traced when it changes.  All three QP locks
+ * held (the rule above rsw_qp_enter_idle()).
+ */
+static void rsw_qp_set_state(struct rsw_qp *qp, enum rsw_qp_state state)
+{
+	lockdep_assert_held(&qp->rq.lock);	/* the innermost of the three */
+	if (qp->state != state)
+		trace_rsw_qp_state(qp->base.qp_num, qp->state, state);
+	qp->state = state;
+}
+
+/*
  * One function per target state; each runs with all three QP locks held
  * once rsw_qp_transition() allowed the move and may still refuse it.
  *
@@ -259,7 +272,7 @@ static int rsw_qp_enter_error(struct rsw_qp *qp, enum ib_qp_state to)
 	if (qp->state == RSW_QPS_ERROR)
 		return 0;
 	/* State first: retiring reads it through the dead/state rules. */
-	qp->state = RSW_QPS_ERROR;
+	rsw_qp_set_state(qp, RSW_QPS_ERROR);
 	if (qp->sq.uctrl) {
 		/*
 		 * Nothing drains a user SQ in ERROR: have the process ring,
@@ -307,7 +320,7 @@ static int rsw_qp_change_state(struct rsw_qp *qp, enum ib_qp_state to)
 	rsw_qp_lock_queues(qp);
 	ret = rsw_qp_enter[next](qp, to);
 	if (!ret)
-		qp->state = next;
+		rsw_qp_set_state(qp, next);
 	rsw_qp_unlock_queues(qp);
 	return ret;
 }
@@ -350,7 +363,7 @@ int rsw_qp_attach_stream(struct rsw_qp *qp, struct rsw_stream *s, u32 ird,
 	if (!qp->dead && !qp->stream && qp->state == RSW_QPS_IDLE) {
 		qp->stream = s;
 		qp->stream_live = true;
-		qp->state = RSW_QPS_RTS;
+		rsw_qp_set_state(qp, RSW_QPS_RTS);
 		qp->ird = ird;
 		qp->ord = ord;
 		ret = 0;
@@ -546,7 +559,8 @@ static int rsw_sq_post_one(struct rsw_qp *qp, const struct ib_send_wr *wr)
  * ABI's for the SQ; the same on the RQ is accepted too).  On the SQ of a
  * stream it runs the stream's TX here (rsw_stream_tx_direct(), outside
  * the queue's lock), which takes the new entries; in ERROR it flushes
- * them: nothing else would, since the stream is gone.
+ * them: nothing else would, since the stream is gone.  Traced under the
+ * queue's lock, which keeps wq->next still (the tail is the process's).
  */
 static int rsw_user_doorbell(struct rsw_qp *qp, struct rsw_wq *wq)
 {
@@ -556,6 +570,9 @@ static int rsw_user_doorbell(struct rsw_qp *qp, struct rsw_wq *wq)
 	int ret = 0;
 
 	spin_lock_irqsave(&wq->lock, flags);
+	if (trace_rsw_doorbell_enabled())
+		trace_rsw_doorbell(qp->base.qp_num, wq == &qp->sq,
+				   READ_ONCE(wq->uctrl->tail) - wq->next);
 	if (qp->dead) {
 		ret = -EINVAL;
 	} else if (qp->state == RSW_QPS_ERROR) {

@@ -114,6 +114,7 @@
 
 #include "internal.h"
 #include "stream_priv.h"
+#include "trace.h"
 
 /* How long our FIN waits for the peer's before the socket is reset. */
 #define RSW_STREAM_LINGER_MS	3000
@@ -770,6 +771,9 @@ static int rsw_stream_term_out(struct rsw_stream *s)
 	s->term_pending = false;
 	rsw_stream_tx_abort(s);
 	ret = rsw_tx_terminate(&s->tx, &s->term);
+	/* In the engine (all in TCP, or what TCP left LINGER finishes). */
+	if (!ret || ret == -EAGAIN)
+		trace_rsw_term_tx(s->qp->base.qp_num, &s->term.why.cause);
 	/* Taken in part: the message in progress, LINGER finishes it. */
 	if (!ret)
 		rsw_stream_term_sent(s);
@@ -1129,6 +1133,7 @@ static int rsw_stream_setup(struct rsw_stream *s, struct rsw_qp *qp)
 		.ord = min_t(u32, s->conn.ord, RSW_MAX_RD_ATOM),
 		.max_ulpdu = s->conn.max_ulpdu,
 		.qp = qp->serial,
+		.qpn = qp->base.qp_num,
 	};
 	struct rsw_rx_config rcfg = {
 		.crc = s->conn.crc,

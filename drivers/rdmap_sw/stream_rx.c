@@ -25,6 +25,7 @@
 #include "internal.h"
 #include "mem.h"
 #include "stream_priv.h"
+#include "trace.h"
 
 /* The work item's RX per call: octets and segments. */
 #define RSW_STREAM_RX_BUDGET	(256 * 1024)
@@ -514,16 +515,25 @@ bool rsw_stream_deliver_rreq(struct rsw_stream *s,
 	return true;
 }
 
-/* The peer's Terminate: the stream is over, the QP goes to ERROR. */
+/* The cause a Terminate segment carries (its header checked by rx.c). */
+static struct rsw_term_cause rsw_stream_seg_term(const struct rsw_rx_seg *seg)
+{
+	const struct rsw_rdmap_term *t = &seg->hdr->term.term;
+
+	return RSW_TERM_CAUSE(rsw_term_layer(t), rsw_term_etype(t),
+			      rsw_term_ecode(t));
+}
+
+/*
+ * The peer's Terminate: the stream is over, the QP goes to ERROR.  Traced
+ * by rsw_stream_seg_done(), also when it arrives after ours.
+ */
 bool rsw_stream_deliver_term(struct rsw_stream *s,
 			     const struct rsw_rx_seg *seg,
 			     struct rsw_term_cause *term)
 {
-	const struct rsw_rdmap_term *t = &seg->hdr->term.term;
-
 	s->msn[RSW_QN_TERMINATE]++;
-	s->peer_term = RSW_TERM_CAUSE(rsw_term_layer(t),
-				      rsw_term_etype(t), rsw_term_ecode(t));
+	s->peer_term = rsw_stream_seg_term(seg);
 	s->stats.term_rcvd = 1;
 	s->stats.term = s->peer_term;
 	rsw_stat_inc(s->counters, rsw_stat_term_layer(s->peer_term.layer, true));
@@ -531,12 +541,17 @@ bool rsw_stream_deliver_term(struct rsw_stream *s,
 	return true;
 }
 
+/*
+ * A segment arrived whole and valid (its header is traced here, where the
+ * parser reports it; seg->hdr lives while the callback runs).
+ */
 static bool rsw_stream_seg_done(void *ctx, const struct rsw_rx_seg *seg,
 				struct rsw_term_cause *term)
 {
 	struct rsw_stream *s = ctx;
 	const struct rsw_rdmap_op *op;
 
+	trace_rsw_fpdu_rx(s->qp->base.qp_num, seg->hdr);
 	s->stats.rx_fpdus++;
 	rsw_stat_inc(s->counters, RSW_STAT_RX_FPDUS);
 	/* The budget: pause after this segment (resumed by the next run). */
@@ -547,6 +562,12 @@ static bool rsw_stream_seg_done(void *ctx, const struct rsw_rx_seg *seg,
 	if (s->tx_hold) {
 		s->tx_hold = false;
 		s->rx_wake = true;	/* TX may start */
+	}
+	/* Before the check below: Terminates that cross are traced too. */
+	if (seg->opcode == RSW_OP_TERMINATE && trace_rsw_term_rx_enabled()) {
+		struct rsw_term_cause c = rsw_stream_seg_term(seg);
+
+		trace_rsw_term_rx(s->qp->base.qp_num, &c);
 	}
 	if (s->why)		/* after a Terminate nothing counts */
 		return true;

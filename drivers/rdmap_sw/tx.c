@@ -48,6 +48,7 @@
 #include "internal.h"
 #include "fpdu.h"
 #include "mem.h"
+#include "trace.h"
 
 /* ------------------------------------------------------------ headers */
 
@@ -515,7 +516,8 @@ static void rsw_tx_count_msg(struct rsw_tx *tx)
 /*
  * Hand the batch to the sink: 0, -EAGAIN (not all taken) or its error.
  * The batch's holds are dropped once the sink returned: what TCP took it
- * copied or references itself.
+ * copied or references itself.  Each FPDU is traced once, when taken
+ * whole (one taken in part is described again and traced then).
  */
 static int rsw_tx_push(struct rsw_tx *tx, bool *last)
 {
@@ -530,8 +532,10 @@ static int rsw_tx_push(struct rsw_tx *tx, bool *last)
 		return n;
 	if (WARN_ON_ONCE(n > tx->nbatch))
 		n = tx->nbatch;
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		tx->off += rsw_tx_fpdu_len(&tx->batch[i]);
+		trace_rsw_fpdu_tx(tx->cfg.qpn, &tx->batch[i].hdr);
+	}
 	if (n) {
 		f = &tx->batch[n - 1];
 		tx->msg.done = f->msg_end;

@@ -143,6 +143,7 @@ struct rsw_tx_config {
 	u32 max_ulpdu;		/* optional lower cap on the ULPDU, 0: none */
 	u32 ord;		/* Reads in flight at most (ORD); 0: none */
 	u64 qp;			/* the QP's serial (type 2 windows); 0: none */
+	u32 qpn;		/* the QP's number, for tracepoints */
 };
 
 /*
