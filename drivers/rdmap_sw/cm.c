@@ -148,8 +148,8 @@ struct rsw_cep {
 #define rsw_cep_dbg(cep, fmt, ...) do {					\
 	const struct rsw_cep *_c = (cep);				\
 									\
-	pr_debug("CEP[%u] %s: " fmt, _c->id,				\
-		 rsw_cep_state_name(_c->state), ##__VA_ARGS__);	\
+	pr_debug_ratelimited("CEP[%u] %s: " fmt, _c->id,		\
+			     rsw_cep_state_name(_c->state), ##__VA_ARGS__); \
 } while (0)
 
 const char *rsw_cep_state_name(unsigned int s)

@@ -169,16 +169,38 @@ static inline int rsw_stream_cut(const struct rsw_stream *s)
 	return 0;
 }
 
+/*
+ * Why a stream ended, for dynamic debug only and rate limited: a peer can
+ * end streams at will.  Our verdicts, never the peer's octets.
+ */
+#define rsw_stream_dbg(s, fmt, ...)					\
+	pr_debug_ratelimited("QP[%u]: " fmt, rsw_stream_qpn(s),	\
+			     ##__VA_ARGS__)
+
+static inline u32 rsw_stream_qpn(const struct rsw_stream *s)
+{
+	return s->qp ? s->qp->base.qp_num : 0;
+}
+
 /* RUN ends for @why (the first reason stands); the work item acts on it. */
 static inline void rsw_stream_set_why(struct rsw_stream *s,
 				      enum rsw_stream_why why, int status)
 {
+	static const char * const names[] = {
+		[RSW_WHY_NONE] = "none",
+		[RSW_WHY_TERMINATE] = "our Terminate",
+		[RSW_WHY_PEER_TERM] = "the peer's Terminate",
+		[RSW_WHY_ABORT] = "abort",
+	};
+
 	if (s->why)
 		return;
 	s->why = why;
 	if (!s->status)
 		s->status = status;
 	s->rx_wake = true;
+	rsw_stream_dbg(s, "stream ends: %s (%d)\n",
+		       why < ARRAY_SIZE(names) ? names[why] : "?", status);
 }
 
 /*
