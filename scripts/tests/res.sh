@@ -30,6 +30,8 @@
 #    (JSON) while this connection is killed and while short rpings
 #    connect and tear down, at least RES_QUERIES times: every query
 #    succeeds and parses, every entry's driver details are whole.
+# 5. The defaults again over IPv6 (fd81::1, fd81::2): the cm_ids, found
+#    among the device's streams by their addresses, still show theirs.
 # shellcheck source=scripts/tests/lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=scripts/tests/rdma-env.sh
@@ -217,12 +219,14 @@ conn_check rsw1 initiator 1 off off on none 1 1
 conn_check rsw0 responder 1 off on off none 16 16
 rping_stop 7702
 re_rsw_set rsw1 mpa_rev 2
+re_rsw_set rsw1 mpa_markers 0
 re_rsw_set rsw0 mpa_crc on
 re_rsw_set rsw1 mpa_crc on
 re_rsw_set rsw0 peer_ird_ord 128
 
 step "4a. CRC, Markers both ways, the responder prefers the Send RTR"
 re_rsw_set rsw0 mpa_markers 1
+re_rsw_set rsw1 mpa_markers 1
 re_rsw_set rsw0 rtr_prefer send
 rping_long 7703
 wire req 1 rep 1 req_v1 0 rep_v1 0 rep_crc 1 req_m 1 rep_m 1
@@ -312,7 +316,19 @@ if sum(v for k, v in seen.items() if k != "none") == 0 or cm_detail == 0:
 ' "$Q" "$QP_KEYS" "$STREAM_KEYS" "$RES_QUERIES"
 rm -f "$Q" "$Q.count" "$Q.stop"
 re_rsw_set rsw0 mpa_markers 0
+re_rsw_set rsw1 mpa_markers 0
 re_rsw_set rsw0 rtr_prefer none
+
+step "5. over IPv6: the cm_ids found by their IPv6 ends"
+check ip -6 addr add fd81::1/64 dev dummy0 nodad
+check ip -6 addr add fd81::2/64 dev dummy1 nodad
+SRV=fd81::1 CLI=fd81::2
+rping_long 7704
+wire req 1 rep 1 req_v6 1 rep_v6 1
+conn_check rsw1 initiator 2 on off off write 1 1
+conn_check rsw0 responder 2 on off off write 1 1
+listener_check 7704
+rping_stop 7704
 
 step "no QP and no cm_id left"
 no_res() { [ -z "$(rdma res show qp link rsw0/1)$(rdma res show qp link rsw1/1)$(rdma res show cm_id link rsw0/1)$(rdma res show cm_id link rsw1/1)" ]; }
