@@ -6,9 +6,12 @@
  *
  * Lifetime and locks.  ib_core calls these in process context (a netlink
  * dump or get) holding a restrack reference on the object, and
- * ib_destroy_qp drains those references (rdma_restrack_begin_del) before
- * it calls our destroy_qp, so the QP, and the stream that only destroy_qp
- * frees (qp->stream, set once under qp->lock), outlive the callback.
+ * ib_destroy_qp drains those references before it calls our destroy_qp
+ * on the kernels we build for, so the QP outlives the callback.  The
+ * stream does not rely on that: rsw_stream_snapshot() pins it (counts
+ * itself among its posters) under qp->lock, and rsw_stream_free() unsets
+ * qp->stream under that lock, then waits for the posters before it frees
+ * the stream (stream.c: the contract at rsw_stream_free()).
  *  - QP fields (state, IRD/ORD): qp->lock, which every writer holds.
  *  - queue depths: each queue's lock (tail and head move under it).
  *  - the stream (stream.c, rsw_stream_snapshot*): the negotiated MPA
