@@ -1299,11 +1299,14 @@ static bool rsw_stream_pin(struct rsw_stream *s)
  * Nothing may touch @s after the decrement: the last poster gone lets
  * rsw_stream_end() finish and rsw_stream_free() (which waits for posters
  * too) free @s.  So wake whoever waits on the (global) queue without
- * looking at the phase; a dump is no hot path.
+ * looking at the phase, and only if anyone does: the full barrier of
+ * wq_has_sleeper() orders our decrement before its look, as the waiter's
+ * prepare_to_wait() orders its enqueue before reading the count.
  */
 static void rsw_stream_unpin(struct rsw_stream *s)
 {
-	if (atomic_dec_and_test(&s->posters))
+	if (atomic_dec_and_test(&s->posters) &&
+	    wq_has_sleeper(&rsw_streams_wait))
 		wake_up_all(&rsw_streams_wait);
 }
 
