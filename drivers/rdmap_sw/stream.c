@@ -1315,9 +1315,14 @@ static void rsw_stream_unpin(struct rsw_stream *s)
  * hold up a connection's traffic): conn and initiator never change after
  * attach; the phase, the RTR flags (the socket owner's) and TCP's
  * sequence numbers are read once each with READ_ONCE, as /proc/net/tcp
- * reads them, so the values may be of slightly different moments.
+ * reads them, so the values may be of slightly different moments.  Those
+ * are the socket's state, shown only to a @viewer in the socket's
+ * namespace (/proc/net/tcp too lists only its own namespace's sockets);
+ * s->net is compared, never followed.  @has_sock: the pin found the
+ * socket there.
  */
-static void rsw_stream_snap_pinned(struct rsw_stream *s, bool live,
+static void rsw_stream_snap_pinned(struct rsw_stream *s, bool has_sock,
+				   const struct net *viewer,
 				   struct rsw_stream_snap *snap)
 {
 	const struct tcp_sock *tp;
@@ -1325,8 +1330,11 @@ static void rsw_stream_snap_pinned(struct rsw_stream *s, bool live,
 	snap->conn = s->conn;
 	snap->initiator = s->initiator;
 	snap->qpn = s->qp->base.qp_num;
+	snap->live = viewer && net_eq(viewer, s->net);
+	if (!snap->live)
+		return;
 	snap->phase = rsw_stream_phase_names[RSW_STREAM_DONE];
-	if (!live)
+	if (!has_sock)
 		return;
 	/* The pin keeps s->sock (rsw_stream_end() waits for it). */
 	tp = tcp_sk(s->sock->sk);
@@ -1341,7 +1349,8 @@ static void rsw_stream_snap_pinned(struct rsw_stream *s, bool live,
  * before it waits for posters: @s stays allocated until our unpin even if
  * ib_core did not keep destroy_qp away (see rsw_stream_free()).
  */
-int rsw_stream_snapshot(struct rsw_qp *qp, struct rsw_stream_snap *snap)
+int rsw_stream_snapshot(struct rsw_qp *qp, const struct net *viewer,
+			struct rsw_stream_snap *snap)
 {
 	struct rsw_stream *s;
 	unsigned long flags;
@@ -1354,7 +1363,7 @@ int rsw_stream_snapshot(struct rsw_qp *qp, struct rsw_stream_snap *snap)
 	spin_unlock_irqrestore(&qp->lock, flags);
 	if (!s)
 		return -ENOTCONN;
-	rsw_stream_snap_pinned(s, live, snap);
+	rsw_stream_snap_pinned(s, live, viewer, snap);
 	rsw_stream_unpin(s);
 	return 0;
 }
@@ -1400,6 +1409,7 @@ static bool rsw_stream_ends_are(const struct rsw_stream *s,
 int rsw_stream_snapshot_addr(struct rsw_device *rsw, const struct net *net,
 			     const struct sockaddr *src,
 			     const struct sockaddr *dst,
+			     const struct net *viewer,
 			     struct rsw_stream_snap *snap)
 {
 	struct rsw_stream *s, *found = NULL;
@@ -1419,7 +1429,7 @@ int rsw_stream_snapshot_addr(struct rsw_device *rsw, const struct net *net,
 	spin_unlock_bh(&rsw_streams_lock);
 	if (!found)
 		return -ENOENT;
-	rsw_stream_snap_pinned(found, true, snap);
+	rsw_stream_snap_pinned(found, true, viewer, snap);
 	rsw_stream_unpin(found);
 	return 0;
 }

@@ -20,7 +20,10 @@
 #    direction, RTR type, IRD/ORD 1/1 (rping asks 1 and 1), a number of
 #    octets queued; its connected cm_id shows the same with the QPN of
 #    the QP; the listener shows no driver details.  The sniffer confirms
-#    revision, C and M bits on the wire.
+#    revision, C and M bits on the wire.  From another network namespace
+#    the same entries show what MPA negotiated but not the socket's state
+#    (stream phase, rtr-pending, tcp-queued); nor does a get of one QP
+#    (lqpn), for which the driver cannot know who asks.
 # 3. The initiator set to MPA revision 1 with Markers, CRC off on both,
 #    the responder's peer_ird_ord 16: revision 1, CRC off, Markers only
 #    towards the initiator, no RTR, the initiator 1/1, the responder
@@ -41,6 +44,7 @@
 SRV=10.81.0.1 CLI=10.81.0.2
 IB=/sys/class/infiniband
 RES_QUERIES=${RES_QUERIES:-300}
+OTHER_NS=res-other
 T_CMD_TIMEOUT=180
 LOGS=$RSW_RUN/res
 mkdir -p "$LOGS"
@@ -60,11 +64,14 @@ STREAM_KEYS="stream role mpa-rev crc markers-tx markers-rx rtr rtr-pending tcp-q
 # res_pick KIND LINK KEY=VALUE...: `rdma -j -dd res show KIND link LINK`
 # (DEV/1, or DEV for objects on no port yet) must succeed and hold
 # exactly one entry with every KEY=VALUE; that entry, "key=value" per
-# line, into $LOGS/pick.
+# line, into $LOGS/pick.  The command is run through ${RDMA[@]} with
+# ${RES_ARGS[@]} after LINK (callers set them local).
+RDMA=(rdma)
+RES_ARGS=()
 res_pick() {
 	local kind=$1 link=$2
 	shift 2
-	check rdma -j -dd res show "$kind" link "$link"
+	check "${RDMA[@]}" -j -dd res show "$kind" link "$link" "${RES_ARGS[@]}"
 	python3 -c '
 import json, sys
 want = dict(a.split("=", 1) for a in sys.argv[1:])
@@ -110,6 +117,44 @@ conn_check() {
 	expect qpn "$qpn" "${want[@]}"
 	[ -z "$(val lqpn)" ] || assert_eq "$(val lqpn)" "$qpn" "$WHO lqpn"
 	assert_match "$(dval tcp-queued)" '^[0-9]+$' "$WHO tcp-queued"
+}
+
+# Keys of the socket's state (rsw_res_put_stream()): only for a requester
+# in the connection's namespace, and only in a dump.
+SOCK_KEYS="stream rtr-pending tcp-queued"
+# unseen_check ROLE REV CRC MTX MRX RTR IRD ORD: the picked entry shows
+# what MPA negotiated and none of the socket's state.
+unseen_check() {
+	local k
+	expect role "$1" mpa-rev "$2" crc "$3" markers-tx "$4" markers-rx "$5" \
+		rtr "$6" ird "$7" ord "$8"
+	for k in $SOCK_KEYS; do
+		! dhas "$k" || fail "$WHO shows $k=$(dval "$k")"
+	done
+	ok "$WHO: no socket state"
+}
+
+# other_check DEV ROLE: DEV's rping QP (a get by its number, then a dump
+# from $OTHER_NS) and its connected cm_id (a dump from $OTHER_NS), for
+# the defaults of step 2.
+other_check() {
+	local dev=$1 role=$2 qpn
+	WHO="$dev QP"
+	res_pick qp "$dev/1" comm=rping
+	qpn=$(val lqpn)
+	local -a RES_ARGS=(lqpn "$qpn")
+	WHO="$dev QP, a get of lqpn $qpn"
+	res_pick qp "$dev/1" "lqpn=$qpn"
+	unseen_check "$role" 2 on off off write 1 1
+	RES_ARGS=()
+	local -a RDMA=(ip netns exec "$OTHER_NS" rdma)
+	WHO="$dev QP from another namespace"
+	res_pick qp "$dev/1" "lqpn=$qpn"
+	unseen_check "$role" 2 on off off write 1 1
+	WHO="$dev cm_id from another namespace"
+	res_pick cm_id "$dev/1" state=CONNECT
+	assert_eq "$(dval qpn)" "$qpn" "$WHO qpn"
+	unseen_check "$role" 2 on off off write 1 1
 }
 
 # rping_long PORT: a verified rping from rsw1 to rsw0 that goes on until
@@ -204,6 +249,10 @@ wire req 1 rep 1 req_v1 0 rep_v1 0 rep_crc 1 req_m 0 rep_m 0
 conn_check rsw1 initiator 2 on off off write 1 1
 conn_check rsw0 responder 2 on off off write 1 1
 listener_check 7701
+check ip netns add "$OTHER_NS"
+other_check rsw1 initiator
+other_check rsw0 responder
+check ip netns del "$OTHER_NS"
 rping_stop 7701
 
 step "3. revision 1 from the initiator, Markers towards it, CRC off"
