@@ -44,6 +44,13 @@
  * is no CAP_NET_ADMIN variant to move them to: the raw callbacks
  * (RES_*_GET_RAW, `rdma res show qp -r`) exist for QPs but not cm_ids and
  * carry one opaque hardware context, which rdma prints as bytes.
+ *
+ * Cost.  A cm_id's connection is searched for in the list of every
+ * stream of the module under its one lock (BHs off): a dump of N cm_ids
+ * with M connections takes N * M comparisons there while attaches and
+ * ends of every device wait.  Fine for the tens to low thousands of
+ * connections a software device carries; an index by the ends would be
+ * the fix if that changes.
  */
 #include <rdma/rdma_cm.h>
 #include <rdma/restrack.h>
