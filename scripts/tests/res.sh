@@ -47,7 +47,6 @@
 
 : "${RSW_OUT:?run me through scripts/vm}"
 SRV=10.81.0.1 CLI=10.81.0.2
-IB=/sys/class/infiniband
 RES_QUERIES=${RSW_RES_QUERIES:-100}
 OTHER_NS=res-other
 T_CMD_TIMEOUT=180
@@ -201,14 +200,7 @@ listener_check() {
 }
 
 step "RDMA core, rdmap_sw, rsw0 on dummy0 and rsw1 on dummy1"
-re_begin
-check modprobe -a ib_uverbs rdma_ucm
-insmod_deps "$RSW_OUT/drivers/rdmap_sw/rdmap_sw.ko"
-re_netdev dummy0 "$SRV/24"
-rdma_attach rsw0 rdmap_sw dummy0
-re_netdev dummy1 "$CLI/24"
-rdma_attach rsw1 rdmap_sw dummy1
-poll_until 10 "uverbs devices" eval "uverbs_ready rsw0 && uverbs_ready rsw1"
+re_rsw_two_up "$SRV" "$CLI"
 
 step "1. a QP nobody connected: its fields, stream none, no error"
 BG_TIMEOUT=300 bg lone python3 -c '
@@ -390,11 +382,5 @@ no_res() { [ -z "$(rdma res show qp link rsw0/1)$(rdma res show qp link rsw1/1)$
 poll_until 30 "rsw0 and rsw1 have no QP and no cm_id" no_res
 
 step "tear down"
-check rdma link delete rsw1
-check rdma link delete rsw0
-poll_until 10 "devices gone" eval "gone $IB/rsw0 && gone $IB/rsw1"
-check ip link del dummy0
-check ip link del dummy1
-re_unload_all
-dmesg_clean
+re_rsw_two_down
 echo "PASS: $T_NAME on $RSW_KERNEL ($(uname -r))"
