@@ -53,6 +53,7 @@ T_CMD_TIMEOUT=180
 LOGS=$RSW_RUN/res
 mkdir -p "$LOGS"
 rdma_core_use rping
+command -v jq >/dev/null || fail "jq is not installed (run scripts/setup)"
 export PYTHONPATH=$RSW_RDMA_BUILD/python
 t_banner
 
@@ -76,16 +77,16 @@ res_pick() {
 	local kind=$1 link=$2
 	shift 2
 	check "${RDMA[@]}" -j -dd res show "$kind" link "$link" "${RES_ARGS[@]}"
-	python3 -c '
-import json, sys
-want = dict(a.split("=", 1) for a in sys.argv[1:])
-got = json.loads(sys.stdin.read() or "[]")
-hit = [e for e in got if all(str(e.get(k)) == v for k, v in want.items())]
-if len(hit) != 1:
-    sys.exit("%d entries with %s among %d" % (len(hit), want, len(got)))
-for k, v in hit[0].items():
-    print("%s=%s" % (k, v))
-' "$@" <<<"$T_OUT" >"$LOGS/pick" || fail "no single $kind on $link with $*"
+	# jq, not python: it starts in a tenth of the time under TCG.
+	jq -r '
+[$ARGS.positional[] | index("=") as $i | {k: .[:$i], v: .[$i + 1:]}] as $w
+| length as $n
+| [.[] | select(. as $e | all($w[]; ($e[.k] | tostring) == .v))]
+| if length != 1 then
+	error("\(length) entries with \($ARGS.positional | join(" ")) among \($n)")
+  else .[0] | to_entries[] | "\(.key)=\(.value)" end
+' --args "$@" <<<"${T_OUT:-[]}" >"$LOGS/pick" ||
+		fail "no single $kind on $link with $*"
 }
 
 # val KEY: ib_core's KEY of the picked entry ("" when it has none);
@@ -249,7 +250,6 @@ conn_check rsw0 responder 2 on off off write 1 1
 listener_check 7701
 check ip netns add "$OTHER_NS"
 other_check rsw1 initiator
-other_check rsw0 responder
 check ip netns del "$OTHER_NS"
 rping_stop 7701
 
