@@ -846,28 +846,35 @@ int rsw_stream_stats(struct rsw_qp *qp, struct rsw_stream_stats *st);
 /* What rdma res shows of a stream (res.c): a copy, taken at one time. */
 struct rsw_stream_snap {
 	struct rsw_mpa_conn conn;	/* as negotiated */
-	const char *phase;		/* idle, run, linger, done */
 	bool initiator;
-	bool rtr_pending;		/* the RTR exchange is not over */
 	u32 qpn;
+	/* The rest only for a viewer in the stream's namespace (live set). */
+	bool live;
+	bool rtr_pending;		/* the RTR exchange is not over */
+	const char *phase;		/* idle, run, linger, done */
 	u32 tcp_queued;			/* octets in TCP not yet acknowledged */
 };
 
 /*
- * A snapshot of @qp's stream; -ENOTCONN if none was attached.  The caller
- * keeps @qp from destroy_qp.  Takes no socket lock: the live fields are
- * read once each (READ_ONCE), as /proc/net/tcp does.  Any context.
+ * A snapshot of @qp's stream; -ENOTCONN if none was attached.  The
+ * socket-level fields (snap->live) only if @viewer, the namespace of
+ * whoever asks (NULL: unknown), is the stream's.  The caller keeps @qp
+ * from destroy_qp.  Takes no socket lock: the live fields are read once
+ * each (READ_ONCE), as /proc/net/tcp does.  Any context.
  */
-int rsw_stream_snapshot(struct rsw_qp *qp, struct rsw_stream_snap *snap);
+int rsw_stream_snapshot(struct rsw_qp *qp, const struct net *viewer,
+			struct rsw_stream_snap *snap);
 /*
  * A snapshot of the stream of @rsw in @net whose socket joins @src to
- * @dst; -ENOENT if none has.  Matched by the ends saved at attach under
- * the stream list's lock; only the match is pinned.  Process context (the
- * list lock is taken with BHs off); no socket lock.
+ * @dst; -ENOENT if none has.  @viewer as for rsw_stream_snapshot().
+ * Matched by the ends saved at attach under the stream list's lock; only
+ * the match is pinned.  Process context (the list lock is taken with BHs
+ * off); no socket lock.
  */
 int rsw_stream_snapshot_addr(struct rsw_device *rsw, const struct net *net,
 			     const struct sockaddr *src,
 			     const struct sockaddr *dst,
+			     const struct net *viewer,
 			     struct rsw_stream_snap *snap);
 /*
  * destroy_qp, after the last QP reference went (the stream has ended):

@@ -6,9 +6,12 @@
  *
  * Lifetime and locks.  ib_core calls these in process context (a netlink
  * dump or get) holding a restrack reference on the object, and
- * ib_destroy_qp drains those references (rdma_restrack_begin_del) before
- * it calls our destroy_qp, so the QP, and the stream that only destroy_qp
- * frees (qp->stream, set once under qp->lock), outlive the callback.
+ * ib_destroy_qp drains those references before it calls our destroy_qp
+ * on the kernels we build for, so the QP outlives the callback.  The
+ * stream does not rely on that: rsw_stream_snapshot() pins it (counts
+ * itself among its posters) under qp->lock, and rsw_stream_free() unsets
+ * qp->stream under that lock, then waits for the posters before it frees
+ * the stream (stream.c: the contract at rsw_stream_free()).
  *  - QP fields (state, IRD/ORD): qp->lock, which every writer holds.
  *  - queue depths: each queue's lock (tail and head move under it).
  *  - the stream (stream.c, rsw_stream_snapshot*): the negotiated MPA
@@ -29,6 +32,25 @@
  *    before that lock is dropped.
  * Nothing shown comes from the peer but what MPA negotiated with it
  * (revision, CRC, Markers, IRD/ORD, RTR type), already validated.
+ *
+ * Who sees what.  Any user of any namespace that sees the device may
+ * dump (in the default shared mode every namespace sees every device).
+ * What MPA negotiated and the QP's own fields are the RDMA object's, as
+ * ib_core's fields are, and shown to all.  The socket's state (stream
+ * phase, RTR flags, TCP's queue) is shown only to a requester in the
+ * socket's namespace, as /proc/net/tcp shows sockets: known for a dump
+ * (the reply's owner, rsw_res_viewer()), not for a get of one QP (ib_core
+ * passes us nothing of the request), which hence never shows it.  There
+ * is no CAP_NET_ADMIN variant to move them to: the raw callbacks
+ * (RES_*_GET_RAW, `rdma res show qp -r`) exist for QPs but not cm_ids and
+ * carry one opaque hardware context, which rdma prints as bytes.
+ *
+ * Cost.  A cm_id's connection is searched for in the list of every
+ * stream of the module under its one lock (BHs off): a dump of N cm_ids
+ * with M connections takes N * M comparisons there while attaches and
+ * ends of every device wait.  Fine for the tens to low thousands of
+ * connections a software device carries; an index by the ends would be
+ * the fix if that changes.
  */
 #include <rdma/rdma_cm.h>
 #include <rdma/restrack.h>
@@ -55,13 +77,30 @@ static const char *rsw_res_rtr(const struct rsw_mpa_conn *conn)
 	return "?";
 }
 
-/* What MPA negotiated and the stream's state: QP and cm_id alike. */
+/*
+ * The namespace of whoever asks: a dump's message belongs to the
+ * requester's netlink socket (netlink_dump() sets the owner before it
+ * calls nldev); a get's reply is not owned by anyone yet, so there it is
+ * unknown (NULL) and the socket-level fields are left out.  The fill
+ * callbacks get nothing else of the request on 6.1 and 6.12.
+ */
+static const struct net *rsw_res_viewer(const struct sk_buff *msg)
+{
+	return msg->sk ? sock_net(msg->sk) : NULL;
+}
+
+/*
+ * What MPA negotiated: QP and cm_id alike.  Then, for a requester in the
+ * socket's namespace only (snap->live), the socket's state: the stream's
+ * phase, its RTR flags, TCP's queue.
+ */
 static int rsw_res_put_stream(struct sk_buff *msg,
 			      const struct rsw_stream_snap *snap)
 {
 	const struct rsw_mpa_conn *c = &snap->conn;
 
-	if (rdma_nl_put_driver_string(msg, "stream", snap->phase) ||
+	if ((snap->live &&
+	     rdma_nl_put_driver_string(msg, "stream", snap->phase)) ||
 	    rdma_nl_put_driver_string(msg, "role", snap->initiator ?
 				      "initiator" : "responder") ||
 	    rdma_nl_put_driver_u32(msg, "mpa-rev", c->rev) ||
@@ -70,8 +109,11 @@ static int rsw_res_put_stream(struct sk_buff *msg,
 				      rsw_res_onoff(c->tx_markers)) ||
 	    rdma_nl_put_driver_string(msg, "markers-rx",
 				      rsw_res_onoff(c->rx_markers)) ||
-	    rdma_nl_put_driver_string(msg, "rtr", rsw_res_rtr(c)) ||
-	    rdma_nl_put_driver_string(msg, "rtr-pending",
+	    rdma_nl_put_driver_string(msg, "rtr", rsw_res_rtr(c)))
+		return -EMSGSIZE;
+	if (!snap->live)
+		return 0;
+	if (rdma_nl_put_driver_string(msg, "rtr-pending",
 				      snap->rtr_pending ? "yes" : "no") ||
 	    rdma_nl_put_driver_u32(msg, "tcp-queued", snap->tcp_queued))
 		return -EMSGSIZE;
@@ -113,7 +155,7 @@ static int rsw_res_qp(struct sk_buff *msg, struct ib_qp *ibqp)
 	    rdma_nl_put_driver_u32(msg, "rq-posted",
 				   rsw_res_wq_posted(&qp->rq)))
 		return -EMSGSIZE;
-	if (rsw_stream_snapshot(qp, &snap))
+	if (rsw_stream_snapshot(qp, rsw_res_viewer(msg), &snap))
 		return rdma_nl_put_driver_string(msg, "stream", "none") ?
 		       -EMSGSIZE : 0;
 	return rsw_res_put_stream(msg, &snap);
@@ -139,7 +181,7 @@ static int rsw_res_cm_id(struct sk_buff *msg, struct rdma_cm_id *id)
 				     id->route.addr.dev_addr.net,
 				     (struct sockaddr *)&id->route.addr.src_addr,
 				     (struct sockaddr *)&id->route.addr.dst_addr,
-				     &snap))
+				     rsw_res_viewer(msg), &snap))
 		return RSW_RES_NONE;
 	if (rdma_nl_put_driver_u32(msg, "qpn", snap.qpn) ||
 	    rdma_nl_put_driver_u32(msg, "ird", snap.conn.ird) ||

@@ -1301,14 +1301,17 @@ static bool rsw_stream_pin(struct rsw_stream *s)
 }
 
 /*
- * Nothing may touch @s after the decrement: with no QP reference held (the
- * cm_id path), the last poster gone lets rsw_stream_end() finish and a
- * concurrent destroy_qp free @s.  So wake whoever waits on the (global)
- * queue without looking at the phase; a dump is no hot path.
+ * Nothing may touch @s after the decrement: the last poster gone lets
+ * rsw_stream_end() finish and rsw_stream_free() (which waits for posters
+ * too) free @s.  So wake whoever waits on the (global) queue without
+ * looking at the phase, and only if anyone does: the full barrier of
+ * wq_has_sleeper() orders our decrement before its look, as the waiter's
+ * prepare_to_wait() orders its enqueue before reading the count.
  */
 static void rsw_stream_unpin(struct rsw_stream *s)
 {
-	if (atomic_dec_and_test(&s->posters))
+	if (atomic_dec_and_test(&s->posters) &&
+	    wq_has_sleeper(&rsw_streams_wait))
 		wake_up_all(&rsw_streams_wait);
 }
 
@@ -1317,9 +1320,14 @@ static void rsw_stream_unpin(struct rsw_stream *s)
  * hold up a connection's traffic): conn and initiator never change after
  * attach; the phase, the RTR flags (the socket owner's) and TCP's
  * sequence numbers are read once each with READ_ONCE, as /proc/net/tcp
- * reads them, so the values may be of slightly different moments.
+ * reads them, so the values may be of slightly different moments.  Those
+ * are the socket's state, shown only to a @viewer in the socket's
+ * namespace (/proc/net/tcp too lists only its own namespace's sockets);
+ * s->net is compared, never followed.  @has_sock: the pin found the
+ * socket there.
  */
-static void rsw_stream_snap_pinned(struct rsw_stream *s, bool live,
+static void rsw_stream_snap_pinned(struct rsw_stream *s, bool has_sock,
+				   const struct net *viewer,
 				   struct rsw_stream_snap *snap)
 {
 	const struct tcp_sock *tp;
@@ -1327,8 +1335,11 @@ static void rsw_stream_snap_pinned(struct rsw_stream *s, bool live,
 	snap->conn = s->conn;
 	snap->initiator = s->initiator;
 	snap->qpn = s->qp->base.qp_num;
+	snap->live = viewer && net_eq(viewer, s->net);
+	if (!snap->live)
+		return;
 	snap->phase = rsw_stream_phase_names[RSW_STREAM_DONE];
-	if (!live)
+	if (!has_sock)
 		return;
 	/* The pin keeps s->sock (rsw_stream_end() waits for it). */
 	tp = tcp_sk(s->sock->sk);
@@ -1338,17 +1349,26 @@ static void rsw_stream_snap_pinned(struct rsw_stream *s, bool live,
 	snap->tcp_queued = READ_ONCE(tp->write_seq) - READ_ONCE(tp->snd_una);
 }
 
-int rsw_stream_snapshot(struct rsw_qp *qp, struct rsw_stream_snap *snap)
+/*
+ * Pinned under qp->lock, under which rsw_stream_free() unsets qp->stream
+ * before it waits for posters: @s stays allocated until our unpin even if
+ * ib_core did not keep destroy_qp away (see rsw_stream_free()).
+ */
+int rsw_stream_snapshot(struct rsw_qp *qp, const struct net *viewer,
+			struct rsw_stream_snap *snap)
 {
 	struct rsw_stream *s;
 	unsigned long flags;
+	bool live = false;
 
 	spin_lock_irqsave(&qp->lock, flags);
 	s = qp->stream;
+	if (s)
+		live = rsw_stream_pin(s);
 	spin_unlock_irqrestore(&qp->lock, flags);
 	if (!s)
 		return -ENOTCONN;
-	rsw_stream_snap_pinned(s, rsw_stream_pin(s), snap);
+	rsw_stream_snap_pinned(s, live, viewer, snap);
 	rsw_stream_unpin(s);
 	return 0;
 }
@@ -1394,6 +1414,7 @@ static bool rsw_stream_ends_are(const struct rsw_stream *s,
 int rsw_stream_snapshot_addr(struct rsw_device *rsw, const struct net *net,
 			     const struct sockaddr *src,
 			     const struct sockaddr *dst,
+			     const struct net *viewer,
 			     struct rsw_stream_snap *snap)
 {
 	struct rsw_stream *s, *found = NULL;
@@ -1413,7 +1434,7 @@ int rsw_stream_snapshot_addr(struct rsw_device *rsw, const struct net *net,
 	spin_unlock_bh(&rsw_streams_lock);
 	if (!found)
 		return -ENOENT;
-	rsw_stream_snap_pinned(found, true, snap);
+	rsw_stream_snap_pinned(found, true, viewer, snap);
 	rsw_stream_unpin(found);
 	return 0;
 }
@@ -1428,17 +1449,33 @@ int rsw_stream_snapshot_addr(struct rsw_device *rsw, const struct net *net,
  * nothing can queue again, then the work, which nothing can queue again
  * once the timeout is gone.  The other way round, a timeout running
  * between the two queues the work onto the memory freed below.
+ *
+ * Then the snapshots (rdma res, res.c): one pins @s under qp->lock
+ * having read qp->stream, so once qp->stream is unset under that lock
+ * none can start, and we wait for those that did (the posters count them;
+ * rsw_stream_unpin() wakes us).  No doorbell is among them: destroy
+ * waited for every QP reference, and rsw_stream_tx_direct() runs under
+ * one.  A cm_id snapshot pins only a listed stream, under the list's
+ * lock; the end unlisted @s, so it is past too.  ib_core also drains
+ * its restrack references before destroy_qp on the kernels we build
+ * for; this wait keeps us safe without relying on that, and costs a
+ * dump-free destroy nothing.
  */
 void rsw_stream_free(struct rsw_qp *qp)
 {
 	struct rsw_stream *s = qp->stream;
+	unsigned long flags;
 
+	might_sleep();
 	if (!s)
 		return;
 	cancel_delayed_work_sync(&s->linger);
 	cancel_work_sync(&s->work);
 	WARN_ON_ONCE(s->sock);
+	spin_lock_irqsave(&qp->lock, flags);
 	qp->stream = NULL;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	wait_event(rsw_streams_wait, !atomic_read(&s->posters));
 	rsw_stats_put(s->counters);	/* nothing of @s counts any more */
 	kfree(s->rr);
 	kvfree(s);

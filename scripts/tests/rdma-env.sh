@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
 # Shared guest-side set-up for the kernel data path tests (nvmeof.sh,
-# nfs-rdma.sh): RDMA providers on dummy netdevs, module bookkeeping.  Source
-# it after lib.sh.
+# nfs-rdma.sh) and the two-device rdmap_sw tests (stats.sh, settings.sh,
+# res.sh): RDMA providers on dummy netdevs, module bookkeeping.  Source it
+# after lib.sh.
 #
 # Providers:
 #   siw  upstream siw.ko built by scripts/siw (a test peer), from
@@ -131,6 +132,39 @@ re_detach() {
 	dev=$(re_dev "$1")
 	check rdma link delete "$dev"
 	poll_until 10 "$RE_IB/$dev removed" gone "$RE_IB/$dev"
+}
+
+# re_rsw_dev DEV NETDEV ADDR/PREFIX: a dummy NETDEV with ADDR and
+# rdmap_sw's DEV on it, until its uverbs device is there.
+re_rsw_dev() {
+	re_netdev "$2" "$3"
+	rdma_attach "$1" rdmap_sw "$2"
+	poll_until 10 "uverbs device for $1" uverbs_ready "$1"
+}
+
+# re_rsw_two_up SRV CLI [PARAM...]: re_begin, then rdmap_sw (loaded with
+# the PARAMs) with rsw0 on dummy0 (SRV/24) and rsw1 on dummy1 (CLI/24):
+# the set-up of the two-device tests (stats.sh, res.sh).
+re_rsw_two_up() {
+	local srv=$1 cli=$2
+	shift 2
+	re_begin
+	check modprobe -a ib_uverbs rdma_ucm
+	insmod_deps "$RSW_OUT/drivers/rdmap_sw/rdmap_sw.ko" "$@"
+	re_rsw_dev rsw0 dummy0 "$srv/24"
+	re_rsw_dev rsw1 dummy1 "$cli/24"
+}
+
+# re_rsw_two_down: delete rsw1 and rsw0 and their dummies, unload what
+# re_begin did not find and check the kernel log.
+re_rsw_two_down() {
+	check rdma link delete rsw1
+	check rdma link delete rsw0
+	poll_until 10 "devices gone" eval "gone $RE_IB/rsw0 && gone $RE_IB/rsw1"
+	check ip link del dummy0
+	check ip link del dummy1
+	re_unload_all
+	dmesg_clean
 }
 
 # re_pair_up CRC TGT_CIDR HOST_CIDR: the providers of a test with a

@@ -76,9 +76,7 @@ step "RDMA core, rdmap_sw loaded with mpa_crc=N mpa_rev=1 peer_to_peer=N"
 re_begin
 check modprobe -a ib_uverbs rdma_ucm
 insmod_deps "$RSW_OUT/drivers/rdmap_sw/rdmap_sw.ko" mpa_crc=N mpa_rev=1 peer_to_peer=N
-re_netdev dummy0 "$SRV/24"
-rdma_attach rsw0 rdmap_sw dummy0
-poll_until 10 "uverbs device for rsw0" uverbs_ready rsw0
+re_rsw_dev rsw0 dummy0 "$SRV/24"
 
 step "1. a new device starts from the module parameters"
 assert_file $IB/rsw0/mpa_crc off
@@ -93,9 +91,7 @@ assert_file $IB/rsw0/peer_ird_ord 128
 for p in mpa_crc=Y mpa_rev=2 peer_to_peer=Y; do
 	echo "${p#*=}" >"/sys/module/rdmap_sw/parameters/${p%=*}" || fail "set $p"
 done
-re_netdev dummy1 "$CLI/24"
-rdma_attach rsw1 rdmap_sw dummy1
-poll_until 10 "uverbs device for rsw1" uverbs_ready rsw1
+re_rsw_dev rsw1 dummy1 "$CLI/24"
 assert_file $IB/rsw1/mpa_crc on
 assert_file $IB/rsw1/mpa_rev 2
 assert_file $IB/rsw1/peer_to_peer 1
@@ -241,11 +237,5 @@ re_rsw_set rsw1 dead_peer_s 0
 rping_pair 7407 64
 
 step "tear down"
-check rdma link delete rsw1
-check rdma link delete rsw0
-poll_until 10 "devices gone" eval "gone $IB/rsw0 && gone $IB/rsw1"
-check ip link del dummy0
-check ip link del dummy1
-re_unload_all
-dmesg_clean
+re_rsw_two_down
 echo "PASS: $T_NAME on $RSW_KERNEL ($(uname -r))"

@@ -177,14 +177,7 @@ messages() {
 }
 
 step "RDMA core, rdmap_sw, rsw0 on dummy0 and rsw1 on dummy1"
-re_begin
-check modprobe -a ib_uverbs rdma_ucm
-insmod_deps "$RSW_OUT/drivers/rdmap_sw/rdmap_sw.ko"
-re_netdev dummy0 "$SRV/24"
-rdma_attach rsw0 rdmap_sw dummy0
-re_netdev dummy1 "$CLI/24"
-rdma_attach rsw1 rdmap_sw dummy1
-poll_until 10 "uverbs devices" eval "uverbs_ready rsw0 && uverbs_ready rsw1"
+re_rsw_two_up "$SRV" "$CLI"
 # An RTR (RFC 6581) goes only with the peer-to-peer model on both.
 P2P=$(($(<$IB/rsw0/peer_to_peer) & $(<$IB/rsw1/peer_to_peer)))
 note "peer-to-peer model: $P2P"
@@ -257,11 +250,5 @@ zero rsw1 '^mpa_(closed|truncated|bad|key|pd|enhanced|low|no|crc|timeouts|req|re
 zero rsw0 .
 
 step "tear down"
-check rdma link delete rsw1
-check rdma link delete rsw0
-poll_until 10 "devices gone" eval "gone $IB/rsw0 && gone $IB/rsw1"
-check ip link del dummy0
-check ip link del dummy1
-re_unload_all
-dmesg_clean
+re_rsw_two_down
 echo "PASS: $T_NAME on $RSW_KERNEL ($(uname -r))"
