@@ -878,7 +878,8 @@ int rsw_stream_snapshot_addr(struct rsw_device *rsw, const struct net *net,
 			     struct rsw_stream_snap *snap);
 /*
  * destroy_qp, after the last QP reference went (the stream has ended):
- * wait for the work and free the stream.  Process context, may sleep.
+ * wait for the work and for the rdma res snapshots that pinned it
+ * (stream.c), then free the stream.  Process context, may sleep.
  */
 void rsw_stream_free(struct rsw_qp *qp);
 /*

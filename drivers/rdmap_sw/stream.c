@@ -1361,16 +1361,20 @@ int rsw_stream_snapshot(struct rsw_qp *qp, const struct net *viewer,
 	unsigned long flags;
 	bool live = false;
 
+	/*
+	 * All of it under the lock: a few loads, and a pin held there cannot
+	 * be preempted, so no dumping process can keep an end or a free
+	 * waiting (review R1).
+	 */
 	spin_lock_irqsave(&qp->lock, flags);
 	s = qp->stream;
-	if (s)
+	if (s) {
 		live = rsw_stream_pin(s);
+		rsw_stream_snap_pinned(s, live, viewer, snap);
+		rsw_stream_unpin(s);
+	}
 	spin_unlock_irqrestore(&qp->lock, flags);
-	if (!s)
-		return -ENOTCONN;
-	rsw_stream_snap_pinned(s, live, viewer, snap);
-	rsw_stream_unpin(s);
-	return 0;
+	return s ? 0 : -ENOTCONN;
 }
 
 /* @sa is @family's address @a with port @port. */
@@ -1408,8 +1412,9 @@ static bool rsw_stream_ends_are(const struct rsw_stream *s,
  * failed attach, which frees without waiting for posters, never hooked
  * it), so once pinned its socket stays.  Match by the constant fields
  * under the list's lock, pin only the match (one that has ended does not
- * count), look after the lock with the pin.  No socket lock: a dump runs
- * for every cm_id and must stay cheap.
+ * count) and look with the pin.  No socket lock: a dump runs
+ * for every cm_id and must stay cheap.  The snapshot is taken under the
+ * list's lock, so the pin is never held by a preempted dumper.
  */
 int rsw_stream_snapshot_addr(struct rsw_device *rsw, const struct net *net,
 			     const struct sockaddr *src,
@@ -1425,18 +1430,17 @@ int rsw_stream_snapshot_addr(struct rsw_device *rsw, const struct net *net,
 		if (s->rsw != rsw || s->net != net || !s->hooked ||
 		    !rsw_stream_ends_are(s, src, dst))
 			continue;
+		/* The look under the lock too: a pin is never preempted. */
 		if (rsw_stream_pin(s)) {
 			found = s;
-			break;
+			rsw_stream_snap_pinned(s, true, viewer, snap);
 		}
 		rsw_stream_unpin(s);	/* listed: @s stays meanwhile */
+		if (found)
+			break;
 	}
 	spin_unlock_bh(&rsw_streams_lock);
-	if (!found)
-		return -ENOENT;
-	rsw_stream_snap_pinned(found, true, viewer, snap);
-	rsw_stream_unpin(found);
-	return 0;
+	return found ? 0 : -ENOENT;
 }
 
 /*
