@@ -87,14 +87,19 @@ res_pick() {
   else .[0] | to_entries[] | "\(.key)=\(.value)" end
 ' --args "$@" <<<"${T_OUT:-[]}" >"$LOGS/pick" ||
 		fail "no single $kind on $link with $*"
+	local k v
+	PICK=()
+	while IFS='=' read -r k v; do PICK[$k]=$v; done <"$LOGS/pick"
 }
+declare -A PICK
 
 # val KEY: ib_core's KEY of the picked entry ("" when it has none);
 # dval KEY and dhas KEY: the driver's KEY (rdma prints the driver's
-# attributes with a "drv_" prefix).
-val() { sed -n "s/^$1=//p" "$LOGS/pick"; }
+# attributes with a "drv_" prefix).  Bash only: a sed or grep a key is
+# a fork and exec each, slow under TCG beside two busy rpings.
+val() { echo "${PICK[$1]-}"; }
 dval() { val "drv_$1"; }
-dhas() { grep -q "^drv_$1=" "$LOGS/pick"; }
+dhas() { [ -n "${PICK[drv_$1]+set}" ]; }
 # expect KEY VALUE...: the picked entry's driver KEYs are VALUEs (pairs).
 expect() {
 	while [ $# -gt 1 ]; do
