@@ -349,7 +349,12 @@ static int rsw_counter_bind_qp(struct rdma_counter *counter,
 	if (counter->device != ibqp->device)
 		return -EINVAL;
 	mutex_lock(&rsw->counters_lock);
-	if (rcu_dereference_protected(qp->stats.bound,
+	/*
+	 * destroy_qp sets dead before rsw_counter_qp_gone() takes this
+	 * mutex: a bind either finds dead or is undone there.
+	 */
+	if (READ_ONCE(qp->dead) ||
+	    rcu_dereference_protected(qp->stats.bound,
 				      lockdep_is_held(&rsw->counters_lock))) {
 		ret = -EBUSY;
 		goto out;
@@ -405,10 +410,10 @@ static int rsw_counter_unbind_qp(struct ib_qp *ibqp)
 	return rsw_counter_detach(to_rsw_qp(ibqp)) ? 0 : -EINVAL;
 }
 
+/* Under the mutex even when nothing looks bound: a bind may be under way. */
 void rsw_counter_qp_gone(struct rsw_qp *qp)
 {
-	if (rcu_access_pointer(qp->stats.bound))
-		rsw_counter_detach(qp);
+	rsw_counter_detach(qp);
 }
 
 /* ops.counter_alloc_stats: the port's layout (see rsw_hw_stats_alloc()). */
