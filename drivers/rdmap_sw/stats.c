@@ -10,13 +10,13 @@
  *
  * Lifetime: a kref.  The device takes the first reference at allocation
  * (rsw_device_alloc()) and drops it in dealloc_driver.  Whatever may count
- * after a verb returned holds its own: a stream from rsw_stream_attach()
- * until rsw_stream_free() (its TX engine and socket sink borrow it), a
- * cep from rsw_cep_alloc() until rsw_cep_free() (its children take their
- * own; a cep on iw.c's "peer already left" path, a stream's work item
- * and its teardown all run before their object is freed).  The verbs
- * themselves (post_send, post_recv, a doorbell) count through the
- * device's reference: ib_core calls no verb once dealloc_driver may run.
+ * after a verb returned holds its own: a QP from create_qp until
+ * destroy_qp, in its route (its stream, TX engine and socket sink borrow
+ * that: destroy_qp frees the stream first, after its work item and
+ * teardown), a cep from rsw_cep_alloc() until rsw_cep_free() (its
+ * children take their own; a cep on iw.c's "peer already left" path runs
+ * before it is freed).  The verbs themselves (post_send, post_recv, a
+ * doorbell) count through their QP's route.
  * So the set is freed only after the last object that could count into
  * it; nothing waits for that.
  *
