@@ -5,7 +5,8 @@
  * ib_destroy_qp) on an rdmap_sw device attached to a throw-away Ethernet
  * netdev, with CQs from cq.c and MRs from mem.c.  There is no stream yet,
  * so the TX engine's side is played by calling rsw_qp_sq_take() and
- * rsw_qp_sq_complete() directly.
+ * rsw_qp_sq_complete() directly.  The rdma counter ops (per-QP counters)
+ * are driven here as ib_core's counters.c drives them.
  *
  * KUnit actions undo in reverse order: each QP is destroyed before its CQs,
  * and everything before the suite's device goes away.
@@ -1934,6 +1935,141 @@ static void rsw_qt_user_local_ops(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, rsw_qt_poll(scq, &wc));
 }
 
+/* ------------------------------------------------------ rdma counters */
+
+/*
+ * The device's counter ops driven as ib_core's counters.c drives them: a
+ * zeroed struct rdma_counter with device and port, hw_stats from
+ * counter_alloc_stats, bind with id 0 to make a counter.  ib_core's own
+ * bookkeeping (kref, restrack) is not involved: every QP is unbound
+ * before it is destroyed (ib_core would release its counter there).
+ */
+static void rsw_qt_free_hw_stats(void *stats)
+{
+	rdma_free_hw_stats_struct(stats);
+}
+
+static void rsw_qt_counter_dealloc(void *counter)
+{
+	rsw_qt.ibdev->ops.counter_dealloc(counter);
+}
+
+static void rsw_qt_counter_unbind(void *qp)
+{
+	if (((struct ib_qp *)qp)->counter)
+		rsw_qt.ibdev->ops.counter_unbind_qp(qp);
+}
+
+static struct rdma_counter *rsw_qt_counter(struct kunit *test)
+{
+	struct rdma_counter *c = kunit_kzalloc(test, sizeof(*c), GFP_KERNEL);
+	int ret;
+
+	KUNIT_ASSERT_NOT_NULL(test, c);
+	c->device = rsw_qt.ibdev;
+	c->port = RSW_PORT;
+	c->stats = rsw_qt.ibdev->ops.counter_alloc_stats(c);
+	KUNIT_ASSERT_NOT_NULL(test, c->stats);
+	ret = kunit_add_action_or_reset(test, rsw_qt_free_hw_stats, c->stats);
+	KUNIT_ASSERT_EQ(test, ret, 0);
+	ret = kunit_add_action_or_reset(test, rsw_qt_counter_dealloc, c);
+	KUNIT_ASSERT_EQ(test, ret, 0);
+	return c;
+}
+
+/* A QP, unbound again before it is destroyed. */
+static struct ib_qp *rsw_qt_counted_qp(struct kunit *test)
+{
+	struct ib_qp *qp = rsw_qt_qp(test);
+	int ret = kunit_add_action_or_reset(test, rsw_qt_counter_unbind, qp);
+
+	KUNIT_ASSERT_EQ(test, ret, 0);
+	return qp;
+}
+
+/* Post one zero-length receive: kern_recv_calls and kern_recv_wrs. */
+static void rsw_qt_post_empty_recv(struct kunit *test, struct ib_qp *qp)
+{
+	const struct ib_recv_wr wr = { .wr_id = 1 };
+	const struct ib_recv_wr *bad;
+
+	KUNIT_ASSERT_EQ(test, ib_post_recv(qp, &wr, &bad), 0);
+}
+
+static u64 rsw_qt_counter_val(struct kunit *test, struct rdma_counter *c,
+			      enum rsw_stat i)
+{
+	KUNIT_EXPECT_EQ(test, rsw_qt.ibdev->ops.counter_update_stats(c), 0);
+	return c->stats->value[i - 1];
+}
+
+/*
+ * Bound, a QP's counts go to its counter and not to the device's set;
+ * unbound, to the device again; a bound QP cannot be bound twice, an
+ * unbound one not unbound; a deallocated counter is gone for good.
+ */
+static void rsw_qt_counter_bind(struct kunit *test)
+{
+	const struct ib_device_ops *ops = &rsw_qt.ibdev->ops;
+	struct rsw_stats *dev = rsw_qt.rsw->stats;
+	struct rdma_counter *c = rsw_qt_counter(test);
+	struct ib_qp *qp = rsw_qt_counted_qp(test);
+	enum rsw_stat posts = RSW_STAT_KERNEL_RECV_POSTS;
+	u64 dev0;
+
+	KUNIT_ASSERT_EQ(test, ops->counter_bind_qp(c, qp), 0);
+	KUNIT_EXPECT_NE(test, c->id, 0U);
+	KUNIT_EXPECT_PTR_EQ(test, qp->counter, c);
+	KUNIT_EXPECT_EQ(test, ops->counter_bind_qp(c, qp), -EBUSY);
+	dev0 = rsw_stats_read(dev, posts);
+	rsw_qt_post_empty_recv(test, qp);
+	KUNIT_EXPECT_EQ(test, rsw_stats_read(dev, posts), dev0);
+	KUNIT_EXPECT_EQ(test, rsw_qt_counter_val(test, c, posts), 1ULL);
+	KUNIT_EXPECT_EQ(test,
+			rsw_qt_counter_val(test, c, RSW_STAT_KERNEL_RECV_WRS),
+			1ULL);
+
+	KUNIT_EXPECT_EQ(test, ops->counter_unbind_qp(qp), 0);
+	KUNIT_EXPECT_NULL(test, qp->counter);
+	KUNIT_EXPECT_EQ(test, ops->counter_unbind_qp(qp), -EINVAL);
+	rsw_qt_post_empty_recv(test, qp);
+	KUNIT_EXPECT_EQ(test, rsw_stats_read(dev, posts), dev0 + 1);
+	KUNIT_EXPECT_EQ(test, rsw_qt_counter_val(test, c, posts), 1ULL);
+
+	KUNIT_EXPECT_EQ(test, ops->counter_dealloc(c), 0);
+	KUNIT_EXPECT_EQ(test, ops->counter_update_stats(c), -ENOENT);
+	KUNIT_EXPECT_EQ(test, ops->counter_bind_qp(c, qp), -ENOENT);
+	KUNIT_EXPECT_EQ(test, ops->counter_dealloc(c), -ENOENT);
+}
+
+/*
+ * A counter takes RSW_COUNTER_MAX_QPS QPs and refuses one more; an id
+ * that is ours but names another rdma_counter, or an id we never gave,
+ * finds nothing.
+ */
+static void rsw_qt_counter_limits(struct kunit *test)
+{
+	const struct ib_device_ops *ops = &rsw_qt.ibdev->ops;
+	struct rdma_counter *c = rsw_qt_counter(test);
+	struct rdma_counter *other = rsw_qt_counter(test);
+	struct ib_qp *qp;
+	unsigned int i;
+
+	for (i = 0; i < RSW_COUNTER_MAX_QPS; i++) {
+		qp = rsw_qt_counted_qp(test);
+		KUNIT_ASSERT_EQ(test, ops->counter_bind_qp(c, qp), 0);
+	}
+	qp = rsw_qt_counted_qp(test);
+	KUNIT_EXPECT_EQ(test, ops->counter_bind_qp(c, qp), -ENOSPC);
+	KUNIT_EXPECT_NULL(test, qp->counter);
+	other->id = c->id;
+	KUNIT_EXPECT_EQ(test, ops->counter_bind_qp(other, qp), -ENOENT);
+	KUNIT_EXPECT_EQ(test, ops->counter_update_stats(other), -ENOENT);
+	other->id = RSW_MAX_QP;
+	KUNIT_EXPECT_EQ(test, ops->counter_bind_qp(other, qp), -ENOENT);
+	other->id = 0;
+}
+
 static struct kunit_case rsw_qp_cases[] = {
 	KUNIT_CASE_PARAM(rsw_qt_create_caps, rsw_qt_create_gen_params),
 	KUNIT_CASE_PARAM(rsw_qt_transition, rsw_qt_trans_gen),
@@ -1964,6 +2100,8 @@ static struct kunit_case rsw_qp_cases[] = {
 	KUNIT_CASE(rsw_qt_user_no_context),
 	KUNIT_CASE(rsw_qt_user_good),
 	KUNIT_CASE(rsw_qt_user_linger),
+	KUNIT_CASE(rsw_qt_counter_bind),
+	KUNIT_CASE(rsw_qt_counter_limits),
 	{}
 };
 

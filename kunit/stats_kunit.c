@@ -9,7 +9,10 @@
  *    every row is a defined cause; every MPA failure reason, every RDMAP
  *    opcode (sent and received), every Terminate layer and RTR type has a
  *    counter of its own and none is RSW_STAT_NONE (a row left out);
- *  - sets: counts on several CPUs sum, references keep a set alive.
+ *  - sets: counts on several CPUs sum, references keep a set alive; a
+ *    route counts into its bound set while it has one, else the device's;
+ *  - per-QP counters: a counter's `rdma statistic qp show` entry with
+ *    RSW_COUNTER_MAX_QPS QPs fits a netlink dump message.
  * The deltas real streams cause are checked in stream_kunit.c.
  */
 #include <kunit/test.h>
@@ -75,6 +78,39 @@ static void stats_fit_netlink(struct kunit *test)
 		       nla_total_size_64bit(sizeof(u64));
 	kunit_info(test, "%u counters, %zu of %lu octets\n", RSW_STAT_SHOWN,
 		   len, (unsigned long)NLMSG_DEFAULT_SIZE);
+	KUNIT_EXPECT_LE(test, len, (size_t)NLMSG_DEFAULT_SIZE);
+}
+
+/*
+ * `rdma statistic qp show` dumps one counter per entry (nldev.c,
+ * res_get_common_dumpit() and fill_res_counter_entry()) into messages of
+ * at least NLMSG_GOODSIZE: the device's index and name (the longest
+ * allowed), the table and entry nests, port, counter id, mode, in auto
+ * mode the QP type and owner's PID, the QP table with a nest and LQPN per
+ * bound QP, and the counters as for the port.  An entry that does not
+ * fit an empty message is retried for ever (nothing moves the dump on):
+ * RSW_COUNTER_MAX_QPS must keep it inside.
+ */
+static void stats_counter_fit_netlink(struct kunit *test)
+{
+	size_t len = nla_total_size(sizeof(u32)) +		/* dev index */
+		     nla_total_size(IB_DEVICE_NAME_MAX) +	/* dev name */
+		     nla_total_size(0) * 2 +		/* table, entry */
+		     nla_total_size(sizeof(u32)) * 3 +	/* port, cntn, mode */
+		     nla_total_size(sizeof(u8)) +		/* auto: QP type */
+		     nla_total_size(sizeof(u32)) +		/* auto: PID */
+		     nla_total_size(0) +			/* QP table */
+		     RSW_COUNTER_MAX_QPS * (nla_total_size(0) +
+					    nla_total_size(sizeof(u32))) +
+		     nla_total_size(0);			/* counters */
+	unsigned int i;
+
+	for (i = 0; i < RSW_STAT_SHOWN; i++)
+		len += nla_total_size(0) +
+		       nla_total_size(strlen(rsw_stat_descs[i].name) + 1) +
+		       nla_total_size_64bit(sizeof(u64));
+	kunit_info(test, "a counter of %u QPs: %zu of %lu octets\n",
+		   RSW_COUNTER_MAX_QPS, len, (unsigned long)NLMSG_DEFAULT_SIZE);
 	KUNIT_EXPECT_LE(test, len, (size_t)NLMSG_DEFAULT_SIZE);
 }
 
@@ -242,6 +278,35 @@ static void stats_percpu_sum(struct kunit *test)
 	rsw_stats_put(st);
 }
 
+/*
+ * A QP's route (stats.h): its counts go to the device's set until a
+ * counter's set is bound, then only there, and back once unbound; a
+ * NULL route counts nothing.
+ */
+static void stats_route(struct kunit *test)
+{
+	struct rsw_stats *dev = rsw_stats_alloc();
+	struct rsw_stats *bound = rsw_stats_alloc();
+	struct rsw_stats_route r = { .dev = dev };
+
+	KUNIT_ASSERT_NOT_NULL(test, dev);
+	KUNIT_ASSERT_NOT_NULL(test, bound);
+	rsw_route_inc(&r, RSW_STAT_TX_SENDS);
+	rcu_assign_pointer(r.bound, bound);
+	rsw_route_add(&r, RSW_STAT_TX_SENDS, 3);
+	rsw_route_inc(&r, RSW_STAT_RX_FPDUS);
+	RCU_INIT_POINTER(r.bound, NULL);
+	synchronize_rcu();
+	rsw_route_inc(&r, RSW_STAT_RX_FPDUS);
+	rsw_route_inc(NULL, RSW_STAT_RX_FPDUS);
+	KUNIT_EXPECT_EQ(test, rsw_stats_read(dev, RSW_STAT_TX_SENDS), 1ULL);
+	KUNIT_EXPECT_EQ(test, rsw_stats_read(dev, RSW_STAT_RX_FPDUS), 1ULL);
+	KUNIT_EXPECT_EQ(test, rsw_stats_read(bound, RSW_STAT_TX_SENDS), 3ULL);
+	KUNIT_EXPECT_EQ(test, rsw_stats_read(bound, RSW_STAT_RX_FPDUS), 1ULL);
+	rsw_stats_put(bound);
+	rsw_stats_put(dev);
+}
+
 static struct kunit_case stats_cases[] = {
 	KUNIT_CASE(stats_names),
 	KUNIT_CASE(stats_fit_netlink),
@@ -251,6 +316,8 @@ static struct kunit_case stats_cases[] = {
 	KUNIT_CASE(stats_opcodes),
 	KUNIT_CASE(stats_layers_rtr),
 	KUNIT_CASE(stats_percpu_sum),
+	KUNIT_CASE(stats_route),
+	KUNIT_CASE(stats_counter_fit_netlink),
 	{}
 };
 

@@ -546,6 +546,7 @@ static void rsw_cep_send_term(struct rsw_cep *cep, enum rsw_mpa_reason r)
 	struct {
 		struct rsw_tx tx;
 		struct rsw_tx_sock ts;
+		struct rsw_stats_route route;	/* never bound: no QP yet */
 	} *b;
 	int ret;
 
@@ -555,9 +556,10 @@ static void rsw_cep_send_term(struct rsw_cep *cep, enum rsw_mpa_reason r)
 	if (!b)
 		return;
 	rsw_tx_sock_init(&b->ts, cep->sock);
-	b->ts.stats = cep->counters;	/* the cep's reference */
+	b->route.dev = cep->counters;	/* the cep's reference */
+	b->ts.route = &b->route;
 	if (!rsw_tx_init(&b->tx, &cfg, NULL, NULL, &rsw_tx_sock_ops, &b->ts)) {
-		b->tx.stats = cep->counters;
+		b->tx.route = &b->route;
 		lock_sock(cep->sock->sk);	/* the sink's contract */
 		ret = rsw_tx_terminate(&b->tx, &t);
 		release_sock(cep->sock->sk);

@@ -956,5 +956,20 @@ enum rsw_stat rsw_stat_rx_err(const struct rsw_term_cause *c);
 enum rsw_stat rsw_stat_term_layer(u8 layer, bool rx);
 /* The RTR counter of RSW_MPA_RTR_* type @rtr, sent or (@rx) received. */
 enum rsw_stat rsw_stat_rtr(u8 rtr, bool rx);
+/*
+ * Per-QP counters (rdma statistic qp).  Process context, may sleep.
+ * init/destroy: the device's table, at allocation and dealloc_driver.
+ * qp_gone: destroy_qp, once nothing counts for @qp: drops a binding
+ * ib_core left (it unbinds first; this does not rely on it).
+ */
+void rsw_counters_init(struct rsw_device *rsw);
+void rsw_counters_destroy(struct rsw_device *rsw);
+void rsw_counter_qp_gone(struct rsw_qp *qp);
+/*
+ * Bound QPs per counter: its `rdma statistic qp show` entry (every
+ * counter and every QPN) must fit one netlink message (stats_kunit.c);
+ * ib_core's dump would repeat an entry that does not, for ever.
+ */
+#define RSW_COUNTER_MAX_QPS	12
 
 #endif /* RDMAP_SW_INTERNAL_H */

@@ -65,6 +65,7 @@ static void rsw_dealloc_driver(struct ib_device *ibdev)
 	struct rsw_stats *st = rsw->stats;
 
 	rsw_mr_table_destroy(&rsw->mrs);
+	rsw_counters_destroy(rsw);
 	rsw->stats = NULL;		/* no pointer outlives our reference */
 	rsw_stats_put(st);
 	mutex_lock(&rsw_devices_lock);
@@ -139,6 +140,7 @@ static struct rsw_device *rsw_device_alloc(struct net_device *ndev)
 	atomic_set(&rsw->num_pd, 0);
 	atomic_set(&rsw->num_cq, 0);
 	rsw_mr_table_init(&rsw->mrs);
+	rsw_counters_init(rsw);
 	rsw_settings_init(rsw);
 	rsw->netdev = ndev;
 	netdev_hold(ndev, &rsw->netdev_tracker, GFP_KERNEL);

@@ -42,6 +42,11 @@
  *                reference and is live (stream_live) until it ended and
  *                said so (rsw_qp_stream_done()); until then the QP does not
  *                go back to RESET.
+ *   counters     the QP's route (qp->stats, stats.h) holds a reference on
+ *                the device's counter set from create_qp until destroy_qp
+ *                is past the stream; what the QP, its stream, TX and RX
+ *                count goes through it (to an rdma counter's set while
+ *                the QP is bound to one, stats.c).
  *   MRs          a queued REG_MR holds no MR: it names it by the index of
  *                its key and finds it again, with a reference held for the
  *                registration only, when it executes (rsw_sq_exec_reg()).
@@ -587,7 +592,7 @@ static int rsw_user_doorbell(struct rsw_qp *qp, struct rsw_wq *wq)
 	}
 	spin_unlock_irqrestore(&wq->lock, flags);
 	if (!ret)		/* a doorbell that does work: counted */
-		rsw_stat_inc(qp->rsw->stats, RSW_STAT_USER_DOORBELLS);
+		rsw_route_inc(&qp->stats, RSW_STAT_USER_DOORBELLS);
 	if (direct) {
 		rsw_stream_tx_direct(direct);
 		rsw_qp_put(qp);
@@ -617,12 +622,12 @@ static int rsw_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		return -EINVAL;
 	}
 	spin_lock_irqsave(&qp->sq.lock, flags);
-	rsw_stat_inc(qp->rsw->stats, RSW_STAT_KERNEL_SEND_POSTS);
+	rsw_route_inc(&qp->stats, RSW_STAT_KERNEL_SEND_POSTS);
 	for (; wr; wr = wr->next) {
 		ret = rsw_sq_post_one(qp, wr);
 		if (ret)
 			break;
-		rsw_stat_inc(qp->rsw->stats, RSW_STAT_KERNEL_SEND_WRS);
+		rsw_route_inc(&qp->stats, RSW_STAT_KERNEL_SEND_WRS);
 	}
 	/* The stream's work sends it; never from the caller's context. */
 	if (qp->stream && qp->state == RSW_QPS_RTS && !qp->dead)
@@ -686,12 +691,12 @@ static int rsw_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		return -EINVAL;
 	}
 	spin_lock_irqsave(&qp->rq.lock, flags);
-	rsw_stat_inc(qp->rsw->stats, RSW_STAT_KERNEL_RECV_POSTS);
+	rsw_route_inc(&qp->stats, RSW_STAT_KERNEL_RECV_POSTS);
 	for (; wr; wr = wr->next) {
 		ret = rsw_rq_post_one(qp, wr);
 		if (ret)
 			break;
-		rsw_stat_inc(qp->rsw->stats, RSW_STAT_KERNEL_RECV_WRS);
+		rsw_route_inc(&qp->stats, RSW_STAT_KERNEL_RECV_WRS);
 	}
 	spin_unlock_irqrestore(&qp->rq.lock, flags);
 	if (ret)
@@ -978,11 +983,15 @@ static int rsw_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		if (ret)
 			goto err_erase;
 	}
+	/* Before publishing: a stream may attach and count at once. */
+	qp->stats.dev = rsw_stats_get(qp->rsw->stats);
 	ret = xa_err(xa_store_irq(&rsw_qps, qpn, qp, GFP_KERNEL));
 	if (ret)
-		goto err_erase;
+		goto err_put_stats;
 	return 0;
 
+err_put_stats:
+	rsw_stats_put(qp->stats.dev);
 err_erase:
 	xa_erase_irq(&rsw_qps, qpn);
 err_free_rq:
@@ -1012,6 +1021,9 @@ static int rsw_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	rsw_qp_put(qp);
 	wait_for_completion(&qp->released);
 	rsw_stream_free(qp);
+	/* Nothing counts for @qp any more: its route's references go. */
+	rsw_counter_qp_gone(qp);
+	rsw_stats_put(qp->stats.dev);
 
 	rsw_cq_discard_qp(qp->sq.cq, ibqp);
 	if (qp->rq.cq != qp->sq.cq)

@@ -16,6 +16,8 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/rdmap_sw-abi.h>
 
+#include "stats.h"
+
 struct rsw_cq;
 struct rsw_umap;
 
@@ -144,6 +146,13 @@ struct rsw_qp {
 	struct rsw_device *rsw;
 	/* Never reused (unlike the QPN): what a type 2 window is bound by. */
 	u64 serial;
+	/*
+	 * Where this QP's counts go (stats.h): the device's set from
+	 * create_qp, an rdma counter's while bound (stats.c).  counter_id:
+	 * the id of that counter while bound, else 0 (counters_lock).
+	 */
+	struct rsw_stats_route stats;
+	u32 counter_id;
 
 	/* Creation's reference plus one per CM/TX/RX holder; see qp.c. */
 	refcount_t ref;

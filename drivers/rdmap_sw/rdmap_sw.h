@@ -26,9 +26,11 @@
 #include <linux/atomic.h>
 #include <linux/etherdevice.h>
 #include <linux/list.h>
+#include <linux/mutex.h>
 #include <linux/netdevice.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
+#include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 
 #include "mem.h"
@@ -86,6 +88,15 @@ struct rsw_device {
 	 * dropped by dealloc_driver; streams and ceps hold their own.
 	 */
 	struct rsw_stats *stats;
+	/*
+	 * Per-QP counters (stats.c): our objects behind ib_core's rdma
+	 * counters, by the counter id we gave them; counters_lock (a mutex,
+	 * process context) guards the table, each object and every QP
+	 * route's bound set.  Taken inside ib_core's counter->lock.
+	 */
+	struct mutex counters_lock;
+	struct xarray counters;
+	u32 counter_next;		/* xa_alloc_cyclic()'s cursor */
 
 	/* What new connections use (settings.h); process context only. */
 	spinlock_t settings_lock;

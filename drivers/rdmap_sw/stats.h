@@ -5,7 +5,8 @@
  * (ib_core's hw_stats).  Every counter is one row of the lists below;
  * Documentation/admin.rst ("Counters") says what each counts.  The
  * functions are listed in internal.h (stats.c group); the lifetime of a
- * counter set is at the top of stats.c.
+ * counter set is at the top of stats.c, per-QP counters (`rdma
+ * statistic qp`, struct rsw_stats_route) after it.
  *
  * Index 0 (RSW_STAT_NONE) is no counter: a table row whose counter field
  * was left out holds 0, and stats_kunit.c fails on it; counting into it
@@ -16,6 +17,7 @@
 
 #include <linux/kref.h>
 #include <linux/percpu.h>
+#include <linux/rcupdate.h>
 #include <linux/types.h>
 
 #include "wire.h"
@@ -213,6 +215,47 @@ static inline void rsw_stat_add(struct rsw_stats *st, enum rsw_stat i, u64 n)
 static inline void rsw_stat_inc(struct rsw_stats *st, enum rsw_stat i)
 {
 	rsw_stat_add(st, i, 1);
+}
+
+/*
+ * Where the counts made on behalf of one QP go: its route, owned by the
+ * QP (qp->stats), borrowed by its stream, TX engine and socket sink.
+ * @dev is the device's set (the owner's reference).  @bound is NULL, or
+ * while an rdma counter has the QP bound (`rdma statistic qp bind`), that
+ * counter's set (a reference of the binding), and then the QP counts
+ * there INSTEAD: ib_core shows a link's totals as the port's set plus
+ * every counter's plus the released counters' history, so each count
+ * must land in exactly one set.  Written only by the counter ops, under
+ * the device's counters_lock (stats.c); read under RCU at each count.
+ */
+struct rsw_stats_route {
+	struct rsw_stats *dev;
+	struct rsw_stats __rcu *bound;
+};
+
+/*
+ * Count @n into counter @i of @r's current set.  Any context; @r NULL
+ * (an engine without a QP, as in KUnit) counts nothing.  Unbinding waits
+ * for a grace period after clearing @bound, so no count still goes into
+ * a counter's set once the unbind returned.
+ */
+static inline void rsw_route_add(const struct rsw_stats_route *r,
+				 enum rsw_stat i, u64 n)
+{
+	struct rsw_stats *st;
+
+	if (!r)
+		return;
+	rcu_read_lock();
+	st = rcu_dereference(r->bound);
+	rsw_stat_add(st ?: r->dev, i, n);
+	rcu_read_unlock();
+}
+
+static inline void rsw_route_inc(const struct rsw_stats_route *r,
+				 enum rsw_stat i)
+{
+	rsw_route_add(r, i, 1);
 }
 
 #endif /* _RDMAP_SW_STATS_H */

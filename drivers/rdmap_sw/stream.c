@@ -86,10 +86,12 @@
  * QP (qp->stream) and freed by rsw_stream_free() from destroy_qp, after
  * the stream ended (DONE), which drops the QP reference the stream took.
  * The socket is the stream's from attach to rsw_stream_end(), which
- * releases it.  The stream holds a reference on its device's counter set
- * (s->counters) from attach to rsw_stream_free(), after its work and
- * linger timeout are gone: every count of its work, RX, TX and end goes
- * through it, never through the device (stats.c).  Socket callbacks find
+ * releases it.  Every count of its work, RX, TX and end goes through its
+ * QP's counter route (s->route = &qp->stats, stats.h), never through the
+ * device: the device's set, or the set of the rdma counter the QP is
+ * bound to at that moment.  The route is borrowed: destroy_qp frees the
+ * stream, after its work and linger timeout are gone, before it drops
+ * the route's reference (stats.c).  Socket callbacks find
  * the stream through sk_user_data under RCU until the end unhooks them.
  *
  * Network namespaces.  The socket pins no namespace.  While it has its
@@ -352,7 +354,7 @@ static int rsw_stream_send_rtr(struct rsw_stream *s)
 out:
 	if (!ret) {
 		s->rtr_send = false;
-		rsw_stat_inc(s->counters, rsw_stat_rtr(s->conn.rtr, false));
+		rsw_route_inc(s->route, rsw_stat_rtr(s->conn.rtr, false));
 	}
 	return ret;
 }
@@ -387,7 +389,7 @@ static int rsw_stream_tx_rresp(struct rsw_stream *s)
 		s->rr_head++;
 		if (ret == -EACCES) {
 			/* The peer's Read Request, refused: its input. */
-			rsw_stat_inc(s->counters, rsw_stat_rx_err(&term.cause));
+			rsw_route_inc(s->route, rsw_stat_rx_err(&term.cause));
 			memset(&s->term, 0, sizeof(s->term));
 			s->term.why = term;
 			/* The layout rsw_tx_term.hdr has (rsw_hdr_rreq). */
@@ -670,7 +672,7 @@ void rsw_stream_tx_direct(struct rsw_stream *s)
 	atomic_inc(&s->posters);
 	smp_mb__after_atomic();	/* posters before phase: see rsw_stream_end() */
 	if (READ_ONCE(s->phase) == RSW_STREAM_RUN) {
-		rsw_stat_inc(s->counters, RSW_STAT_TX_DIRECT_RUNS);
+		rsw_route_inc(s->route, RSW_STAT_TX_DIRECT_RUNS);
 		rsw_stream_sq_linger(s);
 		rsw_stream_tx_run_direct(s);
 	} else {
@@ -1103,7 +1105,7 @@ static void rsw_stream_work(struct work_struct *work)
 	unsigned int round;
 
 	rsw_stream_stall(false);
-	rsw_stat_inc(s->counters, RSW_STAT_STREAM_WAKEUPS);
+	rsw_route_inc(s->route, RSW_STAT_STREAM_WAKEUPS);
 	for (round = 0; round < RSW_STREAM_ROUNDS; round++) {
 		enum rsw_stream_phase phase = READ_ONCE(s->phase);
 
@@ -1162,9 +1164,9 @@ static int rsw_stream_setup(struct rsw_stream *s, struct rsw_qp *qp)
 	rsw_tx_sock_init(&s->ts, s->sock);
 	ret = rsw_tx_init(&s->tx, &tcfg, qp->rsw, qp->base.pd,
 			  &rsw_tx_sock_ops, &s->ts);
-	/* Both borrow the stream's reference (see the top of stats.c). */
-	s->ts.stats = s->counters;
-	s->tx.stats = s->counters;
+	/* Both borrow the QP's route, as the stream (see the top of stats.c). */
+	s->ts.route = s->route;
+	s->tx.route = s->route;
 	return ret;
 }
 
@@ -1204,7 +1206,7 @@ int rsw_stream_attach(struct rsw_qp *qp, struct socket *sock,
 	s->net = sock_net(sk);
 	rsw_stream_save_ends(s, sk);
 	s->rsw = qp->rsw;
-	s->counters = rsw_stats_get(qp->rsw->stats);
+	s->route = &qp->stats;	/* bound or not: the stream counts as its QP */
 	ret = rsw_stream_setup(s, qp);
 	if (ret)
 		goto err;
@@ -1237,7 +1239,6 @@ err:
 	sock_no_linger(sk);
 	sock_release(sock);
 	rsw_stream_unlist(s);
-	rsw_stats_put(s->counters);
 	kfree(s->rr);
 	kvfree(s);
 	return ret;
@@ -1480,7 +1481,6 @@ void rsw_stream_free(struct rsw_qp *qp)
 	qp->stream = NULL;
 	spin_unlock_irqrestore(&qp->lock, flags);
 	wait_event(rsw_streams_wait, !atomic_read(&s->posters));
-	rsw_stats_put(s->counters);	/* nothing of @s counts any more */
 	kfree(s->rr);
 	kvfree(s);
 }

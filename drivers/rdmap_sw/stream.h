@@ -32,8 +32,9 @@ struct rsw_stream_ops {
 
 /*
  * Counters of one stream, for tests (rsw_stream_stats()); what
- * administrators see are the device counters of stats.h, which every
- * stream also counts into.
+ * administrators see are the counters of stats.h, which every stream
+ * also counts into (its QP's route: the device's set, or a bound rdma
+ * counter's).
  */
 struct rsw_stream_stats {
 	u64 rx_fpdus;		/* valid segments received */

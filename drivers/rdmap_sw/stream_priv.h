@@ -100,7 +100,8 @@ struct rsw_stream {
 	struct rsw_stream_ends ends;	/* set before listing, then constant */
 	struct list_head link;		/* on rsw_streams while it has one */
 	struct rsw_device *rsw;		/* the QP's device; compared, never used */
-	struct rsw_stats *counters;	/* a reference (stats.c) */
+	/* The QP's route (stats.h), borrowed: the QP outlives the stream. */
+	const struct rsw_stats_route *route;
 	bool net_gone;			/* namespace or netdev going: see stream.c */
 	bool hooked;			/* net_exit may kick it: streams_lock */
 	atomic_t posters;		/* in rsw_stream_tx_direct() */

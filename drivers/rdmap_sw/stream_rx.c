@@ -65,7 +65,7 @@ static bool rsw_stream_is_rtr(const struct rsw_stream *s,
 static void rsw_stream_rtr_seen(struct rsw_stream *s)
 {
 	s->rtr_wait = false;
-	rsw_stat_inc(s->counters, rsw_stat_rtr(s->conn.rtr, true));
+	rsw_route_inc(s->route, rsw_stat_rtr(s->conn.rtr, true));
 }
 
 /*
@@ -536,7 +536,7 @@ bool rsw_stream_deliver_term(struct rsw_stream *s,
 	s->peer_term = rsw_stream_seg_term(seg);
 	s->stats.term_rcvd = 1;
 	s->stats.term = s->peer_term;
-	rsw_stat_inc(s->counters, rsw_stat_term_layer(s->peer_term.layer, true));
+	rsw_route_inc(s->route, rsw_stat_term_layer(s->peer_term.layer, true));
 	rsw_stream_set_why(s, RSW_WHY_PEER_TERM, -ECONNABORTED);
 	return true;
 }
@@ -553,7 +553,7 @@ static bool rsw_stream_seg_done(void *ctx, const struct rsw_rx_seg *seg,
 
 	trace_rsw_fpdu_rx(s->qp->base.qp_num, seg->hdr);
 	s->stats.rx_fpdus++;
-	rsw_stat_inc(s->counters, RSW_STAT_RX_FPDUS);
+	rsw_route_inc(s->route, RSW_STAT_RX_FPDUS);
 	/* The budget: pause after this segment (resumed by the next run). */
 	if (!--s->rx_segs_left) {
 		rsw_rx_pause(&s->rx);
@@ -577,7 +577,7 @@ static bool rsw_stream_seg_done(void *ctx, const struct rsw_rx_seg *seg,
 	if (!op->deliver(s, seg, term))
 		return false;
 	if (seg->last)
-		rsw_stat_inc(s->counters, op->rx_stat);
+		rsw_route_inc(s->route, op->rx_stat);
 	return true;
 }
 
@@ -588,7 +588,7 @@ static void rsw_stream_rx_stop(void *ctx, const struct rsw_rx_seg *seg,
 	struct rsw_tx_term *t = &s->term;
 
 	/* Every refusal counts by its cause, whatever RUN's end was. */
-	rsw_stat_inc(s->counters, rsw_stat_rx_err(&term->cause));
+	rsw_route_inc(s->route, rsw_stat_rx_err(&term->cause));
 	/* A stream cut inside an FPDU has nobody left to tell. */
 	if (term->cause.layer == RSW_TERM_LAYER_LLP &&
 	    term->cause.ecode == RSW_MPA_EC_TCP_LOST) {
@@ -628,7 +628,7 @@ static int rsw_stream_recv_actor(read_descriptor_t *desc, struct sk_buff *skb,
 	else
 		used = rsw_rx_feed_skb(&s->rx, skb, off, len);
 	if (!linger)
-		rsw_stat_add(s->counters, RSW_STAT_RX_OCTETS, used);
+		rsw_route_add(s->route, RSW_STAT_RX_OCTETS, used);
 	if ((s->why && !linger) || rsw_rx_paused(&s->rx))
 		desc->count = 0;
 	else

@@ -504,13 +504,13 @@ static void rsw_tx_count_msg(struct rsw_tx *tx)
 {
 	const struct rsw_rdmap_op *op = rsw_rdmap_op(tx->msg.op);
 
-	if (!tx->stats || !op)
+	if (!tx->route || !op)
 		return;
-	rsw_stat_inc(tx->stats, op->tx_stat);
+	rsw_route_inc(tx->route, op->tx_stat);
 	if (tx->msg.op == RSW_OP_TERMINATE)
-		rsw_stat_inc(tx->stats,
-			     rsw_stat_term_layer(tx->msg.term.why.cause.layer,
-						 false));
+		rsw_route_inc(tx->route,
+			      rsw_stat_term_layer(tx->msg.term.why.cause.layer,
+						  false));
 }
 
 /*

@@ -243,8 +243,8 @@ struct rsw_tx {
 	struct ib_pd *pd;
 	const struct rsw_tx_sink_ops *sink;
 	void *sink_ctx;
-	/* Counters (stats.h): the owner's reference, or NULL; set after init. */
-	struct rsw_stats *stats;
+	/* Counters (stats.h): the owner's route, or NULL; set after init. */
+	const struct rsw_stats_route *route;
 
 	u32 msn[RSW_QN_NUM];		/* next MSN per untagged queue */
 	struct rsw_tx_msg msg;
@@ -285,8 +285,8 @@ struct rsw_tx_sock {
 	/* bv[i] starts an FPDU that starts a TCP segment (alignment) */
 	DECLARE_BITMAP(cut, RSW_TX_SOCK_BVECS);
 	u64 cuts;		/* FPDUs so aligned */
-	/* Counters (stats.h): the owner's reference, or NULL; set after init. */
-	struct rsw_stats *stats;
+	/* Counters (stats.h): the owner's route, or NULL; set after init. */
+	const struct rsw_stats_route *route;
 };
 
 #endif /* _RDMAP_SW_TX_H */

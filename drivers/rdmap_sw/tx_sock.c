@@ -325,7 +325,7 @@ static ssize_t rsw_tx_sock_runs(struct rsw_tx_sock *ts, unsigned int first,
 		if (ts->zc[i])
 			ts->spliced += ret;
 		if (ret > 0)
-			rsw_stat_add(ts->stats, ts->zc[i] ?
+			rsw_route_add(ts->route, ts->zc[i] ?
 				     RSW_STAT_TX_ZC_OCTETS :
 				     RSW_STAT_TX_COPIED_OCTETS, ret);
 		if (ret)
@@ -398,9 +398,9 @@ static int rsw_tx_sock_send(void *ctx, const struct rsw_tx_fpdu *f,
 		return 0;
 	if (ret < 0)
 		return ret;
-	rsw_stat_add(ts->stats, RSW_STAT_TX_OCTETS, ret);
+	rsw_route_add(ts->route, RSW_STAT_TX_OCTETS, ret);
 	taken = rsw_tx_sock_taken(ts, len, i, ts->skip + ret);
-	rsw_stat_add(ts->stats, RSW_STAT_TX_FPDUS, taken);
+	rsw_route_add(ts->route, RSW_STAT_TX_FPDUS, taken);
 	return taken;
 }
 
@@ -413,6 +413,6 @@ void rsw_tx_sock_init(struct rsw_tx_sock *ts, struct socket *sock)
 	ts->skip = 0;
 	ts->skip_len = 0;
 	ts->corked = false;
-	ts->stats = NULL;
+	ts->route = NULL;
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_tx_sock_init);

@@ -24,6 +24,15 @@
 #    (see there); octets still match exactly.
 # 4. An rping to a port nobody listens on: one TCP connect failure at the
 #    initiator, nothing else.
+# 5. Per-QP counters (`rdma statistic qp`): two connections A and B
+#    (qpstats-peer.py, pyverbs), rsw0 the responder of both; rsw0's QP
+#    of A bound to a new counter once both RTRs are in.  A exchanges 20
+#    Sends each way, B 30 at the same time: the counter has exactly A's
+#    (none of B's), the link totals exactly both (none twice).  Binding
+#    A again, or a QPN nobody has, fails.  Unbound, the counter is gone
+#    and the link totals keep its counts; then A's traffic counts on the
+#    link.  Bound again, A's QP destroyed while bound: the counter goes
+#    and the link totals keep what it had.
 # shellcheck source=scripts/tests/lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=scripts/tests/rdma-env.sh
@@ -62,31 +71,31 @@ val() {
 }
 
 # begin TAG / finish TAG: snapshots of both devices around a workload;
-# finish also loads every counter's growth into DELTA[DEV.NAME] (bash
-# only: 94 counters a device, read hundreds of times, would otherwise
-# cost an awk each under TCG); a counter missing from either snapshot
-# fails here.  d DEV NAME: the counter's growth in between.
+# d DEV NAME: the counter's growth in between.  deltas DEV works out
+# every growth of DEV at once (finish does it for both devices): a check
+# then forks no awk, which the emulated guest does slowly.
 declare -A DELTA
 begin() { TAG=$1; snap "$LOGS/$TAG.rsw0.0" rsw0; snap "$LOGS/$TAG.rsw1.0" rsw1; }
 finish() {
-	local dev n v
-	local -A was
-	DELTA=()
-	for dev in rsw0 rsw1; do
-		snap "$LOGS/$TAG.$dev.1" "$dev"
-		was=()
-		while read -r n v; do was[$n]=$v; done <"$LOGS/$TAG.$dev.0"
-		while read -r n v; do
-			[ -n "${was[$n]+set}" ] || fail "no counter $n in $LOGS/$TAG.$dev.0"
-			DELTA[$dev.$n]=$((v - was[$n]))
-			unset "was[$n]"
-		done <"$LOGS/$TAG.$dev.1"
-		[ "${#was[@]}" = 0 ] || fail "$dev: counters gone by the second snapshot: ${!was[*]}"
-	done
+	snap "$LOGS/$TAG.rsw0.1" rsw0
+	snap "$LOGS/$TAG.rsw1.1" rsw1
+	deltas rsw0
+	deltas rsw1
+}
+deltas() {
+	local n a b
+	DELTA[$TAG.$1]=1
+	while read -r n a b; do
+		DELTA[$TAG.$1/$n]=$((b - a))
+	done <<<"$(awk 'NR == FNR { v[$1] = $2; next } ($1 in v) { print $1, v[$1], $2 }' \
+		"$LOGS/$TAG.$1.0" "$LOGS/$TAG.$1.1")"
 }
 d() {
-	[ -n "${DELTA[$1.$2]+set}" ] || fail "no counter $2 in $LOGS/$TAG.$1.1"
-	echo "${DELTA[$1.$2]}"
+	if [ -n "${DELTA[$TAG.$1]:-}" ] && [ -n "${DELTA[$TAG.$1/$2]:-}" ]; then
+		echo "${DELTA[$TAG.$1/$2]}"
+		return
+	fi
+	echo $(($(val "$LOGS/$TAG.$1.1" "$2") - $(val "$LOGS/$TAG.$1.0" "$2")))
 }
 
 # eq DEV NAME WANT / range DEV NAME LO HI: assertions on d.
@@ -102,10 +111,12 @@ range() {
 
 # zero DEV PATTERN: every counter whose name matches PATTERN stayed.
 zero() {
-	local n _
+	local n _ v
 	while read -r n _; do
 		[[ $n =~ $2 ]] || continue
-		[ "${DELTA[$1.$n]}" = 0 ] || fail "$1 $n: grew by ${DELTA[$1.$n]}"
+		v=${DELTA[$TAG.$1/$n]:-}
+		[ -n "$v" ] || v=$(d "$1" "$n")
+		[ "$v" = 0 ] || fail "$1 $n: grew by $v"
 	done <"$LOGS/$TAG.$1.1"
 	ok "$1: every counter /$2/ unchanged"
 }
@@ -270,6 +281,148 @@ finish
 eq rsw1 mpa_tcp_fails 1
 zero rsw1 '^mpa_(closed|truncated|bad|key|pd|enhanced|low|no|crc|timeouts|req|reply|net|rej|connected)'
 zero rsw0 .
+
+N_A=20 N_B=30
+step "5. per-QP counters: A ($N_A Sends each way) bound, B ($N_B) not"
+command -v jq >/dev/null || fail "jq is not installed (run scripts/setup)"
+export PYTHONPATH=$RSW_RDMA_BUILD/python
+PEER=$(dirname "$0")/qpstats-peer.py
+FIFOS=$(mktemp -d)
+check mkfifo "$FIFOS/srv" "$FIFOS/cli"
+
+# qp_json: rsw0/1's counters, `rdma -j statistic qp show`, to qp.json.
+qp_json() {
+	rdma -j statistic qp show link rsw0/1 >"$LOGS/qp.json" ||
+		fail "rdma statistic qp show link rsw0/1"
+}
+# cntn_of QPN: the counter QPN is bound to (none: nothing).
+cntn_of() {
+	qp_json
+	jq -r --argjson q "$1" '.[] | select((.lqpn // []) | index($q)) | .cntn' \
+		"$LOGS/qp.json"
+}
+# cnt_snap FILE CNTN: counter CNTN, "name value" per line as snap writes.
+cnt_snap() {
+	qp_json
+	jq -r --argjson c "$2" '.[] | select(.cntn == $c) | to_entries[] |
+		select(.key | test("^(ifindex|port|cntn|pid)$") | not) |
+		select(.value | type == "number") | "\(.key) \(.value)"' \
+		"$LOGS/qp.json" >"$1"
+	[ -s "$1" ] || fail "no counter $2 on rsw0/1: $(<"$LOGS/qp.json")"
+}
+no_counters() {
+	qp_json
+	assert_eq "$(jq length "$LOGS/qp.json")" 0 "counters on rsw0/1"
+}
+# said WHO WORD...: peer WHO printed the line "WORD...".
+said() { grep -qx -- "${*:2}" "$LOGS/peer.$1"; }
+# tell LINE: write LINE to both peers (a FIFO write waits for its reader).
+tell() {
+	local w
+	for w in srv cli; do
+		# shellcheck disable=SC2016 # the inner shell's $1 and $2
+		timeout 60 sh -c 'echo "$1" >"$2"' - "$1" "$FIFOS/$w" ||
+			fail "peer.$w did not read '$1': $(<"$LOGS/peer.$w")"
+	done
+}
+# peers LINE REPLY: both peers obey LINE; each prints REPLY when done.
+# Each REPLY is new: a peer's log must not have it yet.
+peers() {
+	local w
+	for w in srv cli; do
+		! said "$w" "$2" || fail "peer.$w already said '$2'"
+	done
+	tell "$1"
+	poll_until 120 "both peers: $2" eval "said srv $2 && said cli $2"
+}
+rtrs_in() {
+	snap "$LOGS/rtr.now" rsw0
+	[ $(($(val "$LOGS/rtr.now" rx_rtr_write) + $(val "$LOGS/rtr.now" rx_rtr_read) +
+		$(val "$LOGS/rtr.now" rx_rtr_send) - RTR0)) -eq $((2 * P2P)) ]
+}
+
+snap "$LOGS/rtr.0" rsw0
+RTR0=$(($(val "$LOGS/rtr.0" rx_rtr_write) + $(val "$LOGS/rtr.0" rx_rtr_read) +
+	$(val "$LOGS/rtr.0" rx_rtr_send)))
+# Both start at once (python is slow to start); the client retries.
+BG_TIMEOUT=300 bg peer.srv python3 "$PEER" server "$SRV" 7511 7512 "$FIFOS/srv"
+BG_TIMEOUT=300 bg peer.cli python3 "$PEER" client "$CLI" 7511 7512 "$FIFOS/cli" "$SRV"
+poll_until 90 "both connected" eval "said srv ready && said cli ready"
+# Bound before its RTR arrived, A's counter would count that too.
+poll_until 20 "the RTRs of A and B at rsw0" rtrs_in
+QA=$(sed -n 's/^qpn A //p' "$LOGS/peer.srv")
+QB=$(sed -n 's/^qpn B //p' "$LOGS/peer.srv")
+note "rsw0's QPs: A $QA, B $QB"
+no_counters
+check rdma statistic qp bind link rsw0/1 lqpn "$QA"
+C=$(cntn_of "$QA")
+[ -n "$C" ] || fail "QP $QA bound to no counter: $(<"$LOGS/qp.json")"
+assert_eq "$(cntn_of "$QB")" "" "B's counter"
+check_fails rdma statistic qp bind link rsw0/1 lqpn "$QA"
+assert_eq "$(cntn_of "$QA")" "$C" "A's counter after a second bind"
+check_fails rdma statistic qp bind link rsw0/1 lqpn 16777215
+assert_match "$T_OUT" "No such file" "an unknown QPN (ENOENT)"
+
+begin qpa
+cnt_snap "$LOGS/qpa.cnt.0" "$C"
+peers "send $N_A $N_B" "done $N_A $N_B"
+finish
+cnt_snap "$LOGS/qpa.cnt.1" "$C"
+deltas cnt
+for x in tx_sends rx_sends tx_fpdus rx_fpdus; do
+	eq cnt "$x" "$N_A"
+	eq rsw0 "$x" $((N_A + N_B))
+	eq rsw1 "$x" $((N_A + N_B))
+done
+# Every FPDU has the same length: A's share of the octets is its share
+# of the FPDUs, both ways.
+assert_eq "$(d cnt tx_octets)" "$(d cnt rx_octets)" "A's octets, sent = received"
+assert_eq $(($(d rsw0 tx_octets) * N_A)) $(($(d cnt tx_octets) * (N_A + N_B))) \
+	"rsw0 tx_octets * $N_A = A's * $((N_A + N_B))"
+assert_eq $(($(d rsw0 rx_octets) * N_A)) $(($(d cnt rx_octets) * (N_A + N_B))) \
+	"rsw0 rx_octets * $N_A = A's * $((N_A + N_B))"
+assert_eq "$(d cnt tx_octets)" "$(($(d cnt tx_zcopy_octets) + $(d cnt tx_copied_octets)))" \
+	"A's tx_octets = zero-copy + copied"
+range cnt user_doorbells 1 "$N_A"
+range cnt work_runs 1 1000000
+zero cnt '^(rx_err_|(tx|rx)_terms|(tx|rx)_rtr_|(tx|rx)_(writes|read|imm|atomic)|mpa_|kern_)'
+zero rsw0 '^(rx_err_|(tx|rx)_terms|mpa_|kern_)'
+
+step "5b. unbound: the counter goes, the link keeps its counts"
+begin unbind
+check rdma statistic qp unbind link rsw0/1 cntn "$C" lqpn "$QA"
+no_counters
+finish
+zero rsw0 .
+begin after
+peers "send 10 0" "done 10 0"
+finish
+for x in tx_sends rx_sends tx_fpdus rx_fpdus; do
+	eq rsw0 "$x" 10
+done
+
+step "5c. bound again, A's QP destroyed while bound"
+check rdma statistic qp bind link rsw0/1 lqpn "$QA"
+C=$(cntn_of "$QA")
+[ -n "$C" ] || fail "QP $QA bound to no counter: $(<"$LOGS/qp.json")"
+begin gone
+cnt_snap "$LOGS/gone.cnt.0" "$C"
+peers "send 5 0" "done 5 0"
+cnt_snap "$LOGS/gone.cnt.1" "$C"
+deltas cnt
+eq cnt tx_sends 5
+eq cnt rx_sends 5
+peers "close A" "closed A"
+released() { [ -z "$(cntn_of "$QA")" ]; }
+poll_until 20 "A's counter released" released
+no_counters
+finish
+eq rsw0 tx_sends 5
+eq rsw0 rx_sends 5
+tell quit
+wait "${PIDS[peer.srv]}" || fail "the server peer failed: $(<"$LOGS/peer.srv")"
+wait "${PIDS[peer.cli]}" || fail "the client peer failed: $(<"$LOGS/peer.cli")"
+rm -r "$FIFOS"
 
 step "tear down"
 re_rsw_two_down
