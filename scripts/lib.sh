@@ -101,6 +101,26 @@ rsw_deb_dir() {
 	echo "${RSW_DEB_OUT:-$RSW_CACHE/deb/$(printf '%s' "$RSW_TOP" | sha1sum | cut -c1-10)}"
 }
 
+# version release -> the DKMS binary tarball scripts/pkg-check leaves next
+# to the .debs (`dkms mktarball --binaries-only`: its rdmap_sw.ko for that
+# kernel, from the package's sources), for pkg.sh's prebuilt mode; one a
+# kernel, as bookworm's dkms 3.0.10 archives and loads only the first of
+# several.  rsw_dkms_sources version: the rsw_dkms_sources_hash of the
+# sources they were built from.
+rsw_dkms_tarball() {
+	echo "$(rsw_deb_dir)/rdmap_sw-$1-$2.dkms.tar.gz"
+}
+rsw_dkms_sources() {
+	echo "$(rsw_deb_dir)/rdmap_sw-$1.dkms.sources"
+}
+
+# DIR (a /usr/src/rdmap_sw-<ver> as the package ships it) -> one hash of
+# its dkms.conf, driver sources and uapi header, names and contents.
+rsw_dkms_sources_hash() {
+	(cd "$1" && find dkms.conf drivers include -type f | LC_ALL=C sort |
+		xargs sha256sum | sha256sum | cut -d' ' -f1)
+}
+
 # kernel release -> where scripts/siw keeps upstream siw.ko built for it
 # (a test peer only): <dir>/plain/siw.ko as upstream has it, <dir>/crc/siw.ko
 # with MPA CRC required.  Takes a release so that guests can use $RSW_KREL.
