@@ -369,6 +369,8 @@ peers "send $N_A $N_B" "done $N_A $N_B"
 finish
 cnt_snap "$LOGS/qpa.cnt.1" "$C"
 deltas cnt
+# What an administrator sees (for the log; the checks read the JSON).
+check rdma statistic qp show link rsw0/1
 for x in tx_sends rx_sends tx_fpdus rx_fpdus; do
 	eq cnt "$x" "$N_A"
 	eq rsw0 "$x" $((N_A + N_B))
