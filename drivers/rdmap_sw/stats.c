@@ -30,11 +30,13 @@
  * counter (counter_dealloc drops it); each bound QP holds another in its
  * route from bind to unbind.  Binding publishes the set with
  * rcu_assign_pointer(); every count loads it under rcu_read_lock().
- * Unbinding clears it and waits for a grace period before it returns:
- * right after the last unbind ib_core reads the counter a last time and
- * adds its values into the port's history, so no count may still be on
- * its way into the set then, and none is lost (it went to the device's
- * set, or into the counter's before that last read).
+ * Unbinding clears it; the counter's last QP then waits for a grace
+ * period before it returns: right after the last unbind ib_core reads
+ * the counter a last time and adds its values into the port's history,
+ * so no count may still be on its way into the set then (an earlier
+ * QP's late counts land in the live counter and are covered by that
+ * same wait), and none is lost (it went to the device's set, or into
+ * the counter's before that last read).
  */
 #include <linux/slab.h>
 #include <rdma/ib_verbs.h>
@@ -374,16 +376,25 @@ out:
 }
 
 /*
- * Give @qp's counts back to the device: clear its bound set, then wait
- * for a grace period, so that no CPU still adds into that set when this
- * returns (see the top).  False if @qp was bound to nothing.  Reads no
- * ib_core object: destroy_qp may call it for a counter ib_core freed.
+ * Give @qp's counts back to the device: clear its bound set.  The last
+ * QP of a counter then waits for a grace period, so that no CPU still
+ * adds into the set when this returns: ib_core reads the counter into
+ * the port's history right after (see the top).  An earlier QP need not
+ * wait: what it still adds lands in a counter that lives on (its own
+ * reference keeps the set), and the last unbind's grace period covers
+ * those adds too; so N bound QPs torn down cost one grace period a
+ * counter, not N under ib_core's counter lock.  A counter found under
+ * the QP's id that does not own the QP's set (never, with ib_core's
+ * contract) is left alone and the wait made.  False if @qp was bound to
+ * nothing.  Reads no ib_core object: destroy_qp may call it for a
+ * counter ib_core freed.
  */
 static bool rsw_counter_detach(struct rsw_qp *qp)
 {
 	struct rsw_device *rsw = qp->rsw;
 	struct rsw_counter *c;
 	struct rsw_stats *st;
+	bool last = true;
 
 	might_sleep();
 	mutex_lock(&rsw->counters_lock);
@@ -391,15 +402,16 @@ static bool rsw_counter_detach(struct rsw_qp *qp)
 				 lockdep_is_held(&rsw->counters_lock));
 	if (st) {
 		c = xa_load(&rsw->counters, qp->counter_id);
-		if (c && c->nqps)
-			c->nqps--;
+		if (c && c->stats == st && c->nqps)
+			last = --c->nqps == 0;
 		qp->counter_id = 0;
 		qp->base.counter = NULL;
 	}
 	mutex_unlock(&rsw->counters_lock);
 	if (!st)
 		return false;
-	synchronize_rcu();
+	if (last)
+		synchronize_rcu();
 	rsw_stats_put(st);
 	return true;
 }

@@ -235,9 +235,9 @@ struct rsw_stats_route {
 
 /*
  * Count @n into counter @i of @r's current set.  Any context; @r NULL
- * (an engine without a QP, as in KUnit) counts nothing.  Unbinding waits
- * for a grace period after clearing @bound, so no count still goes into
- * a counter's set once the unbind returned.
+ * (an engine without a QP, as in KUnit) counts nothing.  The unbind of
+ * a counter's last QP waits for a grace period after clearing @bound, so
+ * no count still goes into the set once that unbind returned (stats.c).
  */
 static inline void rsw_route_add(const struct rsw_stats_route *r,
 				 enum rsw_stat i, u64 n)

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""One side of qpstats.sh's two connections, A and B, with pyverbs' rdma_cm.
+"""One side of stats.sh's (step 5) two connections, A and B, with pyverbs' rdma_cm.
 
     qpstats-peer.py server ADDR PORT_A PORT_B FIFO
     qpstats-peer.py client ADDR PORT_A PORT_B FIFO SERVER_ADDR
