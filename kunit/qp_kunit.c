@@ -1382,6 +1382,50 @@ static void rsw_qt_user_linger(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, READ_ONCE(q->sq.uctrl->busy), 0U);
 }
 
+/*
+ * An orderly close on a user SQ: what the process posted before modify_qp
+ * to SQD is taken and sent; what it writes into the ring afterwards is
+ * never taken (a process that keeps posting cannot extend the close) and
+ * is flushed when the QP goes to ERROR.  Before, the take read the
+ * process's tail in CLOSING too.
+ */
+static void rsw_qt_user_close(struct kunit *test)
+{
+	struct ib_cq *scq = rsw_qt_cq(test, 16), *rcq = rsw_qt_cq(test, 16);
+	struct ib_qp *qp = rsw_qt_uqp(test, scq, rcq);
+	struct rsw_qp *q = to_rsw_qp(qp);
+	struct rdmap_sw_sqe *sqe;
+	struct ib_wc wc;
+	u32 idx, i;
+
+	sqe = kunit_kzalloc(test, sizeof(*sqe), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, sqe);
+	rsw_qt_force_state(q, RSW_QPS_RTS);
+	rsw_qt_usend(rsw_qt_usqe(qp, 0), 1, 8);
+	rsw_qt_usend(rsw_qt_usqe(qp, 1), 2, 8);
+	rsw_qt_utail(&q->sq, 2);
+	KUNIT_ASSERT_EQ(test, rsw_qt_modify(qp, IB_QPS_SQD), 0);
+	rsw_qt_usend(rsw_qt_usqe(qp, 2), 3, 8);
+	rsw_qt_utail(&q->sq, 3);
+	KUNIT_EXPECT_FALSE(test, rsw_qp_sq_taken_all(q));
+	for (i = 0; i < 2; i++) {
+		KUNIT_ASSERT_EQ(test, rsw_qp_sq_take(q, sqe, &idx), RSW_SQ_WIRE);
+		KUNIT_EXPECT_EQ(test, sqe->wr_id, (u64)i + 1);
+		rsw_qp_sq_complete(q, idx, RDMAP_SW_WC_SUCCESS, 8);
+	}
+	KUNIT_EXPECT_EQ_MSG(test, rsw_qp_sq_take(q, sqe, &idx), RSW_SQ_EMPTY,
+			    "an entry posted after the close was taken");
+	KUNIT_EXPECT_TRUE(test, rsw_qp_sq_taken_all(q));
+	KUNIT_ASSERT_EQ(test, rsw_qt_modify(qp, IB_QPS_ERR), 0);
+	for (i = 0; i < 3; i++) {
+		KUNIT_ASSERT_TRUE(test, rsw_qt_poll(scq, &wc));
+		KUNIT_EXPECT_EQ(test, wc.wr_id, (u64)i + 1);
+		KUNIT_EXPECT_EQ(test, wc.status,
+				i < 2 ? IB_WC_SUCCESS : IB_WC_WR_FLUSH_ERR);
+	}
+	KUNIT_EXPECT_FALSE(test, rsw_qt_poll(scq, &wc));
+}
+
 struct rsw_qt_usqe_case {
 	const char *name;
 	void (*mangle)(struct rdmap_sw_sqe *e);
@@ -2100,6 +2144,7 @@ static struct kunit_case rsw_qp_cases[] = {
 	KUNIT_CASE(rsw_qt_user_no_context),
 	KUNIT_CASE(rsw_qt_user_good),
 	KUNIT_CASE(rsw_qt_user_linger),
+	KUNIT_CASE(rsw_qt_user_close),
 	KUNIT_CASE(rsw_qt_counter_bind),
 	KUNIT_CASE(rsw_qt_counter_limits),
 	{}

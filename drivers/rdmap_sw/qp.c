@@ -262,13 +262,16 @@ static int rsw_qp_enter_rts(struct rsw_qp *qp, enum ib_qp_state to)
 }
 
 /*
- * CLOSING and TERMINATE change the state only; the stream's work item,
- * kicked after every state change, closes the connection in order
+ * CLOSING and TERMINATE change the state only (but for a user SQ's tail,
+ * accepted as the close starts: rsw_qp_sq_close()); the stream's work
+ * item, kicked after every state change, closes the connection in order
  * (CLOSING) or sends a Terminate and ends in ERROR (TERMINATE, see
  * rsw_stream_run_locked()).
  */
 static int rsw_qp_enter_stream_end(struct rsw_qp *qp, enum ib_qp_state to)
 {
+	if (to == IB_QPS_SQD)
+		rsw_qp_sq_close(qp);
 	return 0;
 }
 

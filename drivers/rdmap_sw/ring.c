@@ -675,6 +675,9 @@ static enum rsw_wq_take rsw_wq_take_user(struct rsw_qp *qp, struct rsw_wq *wq,
 	u8 status;
 
 	if (wq->next == wq->tail) {
+		/* Out of RTS: only what was accepted (rsw_qp_sq_close()). */
+		if (sq && qp->state != RSW_QPS_RTS)
+			return RSW_TAKE_NONE;
 		if (!rsw_wq_user_tail(wq))
 			return RSW_TAKE_BAD;
 		if (wq->next == wq->tail && sq && !wq->keep_busy) {
@@ -918,6 +921,29 @@ u32 rsw_qp_sq_pending(struct rsw_qp *qp)
 	return tail - data_race(sq->next);	/* a hint, see above */
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_qp_sq_pending);
+
+void rsw_qp_sq_close(struct rsw_qp *qp)
+{
+	struct rsw_wq *sq = &qp->sq;
+
+	lockdep_assert_held(&sq->lock);
+	/* A bad tail keeps the last good one; the flush takes the same. */
+	if (sq->uctrl && qp->state == RSW_QPS_RTS)
+		rsw_wq_user_tail(sq);
+}
+
+bool rsw_qp_sq_taken_all(struct rsw_qp *qp)
+{
+	struct rsw_wq *sq = &qp->sq;
+	unsigned long flags;
+	bool all;
+
+	spin_lock_irqsave(&sq->lock, flags);
+	all = sq->next == sq->tail;
+	spin_unlock_irqrestore(&sq->lock, flags);
+	return all;
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_qp_sq_taken_all);
 
 bool rsw_qp_sq_linger_on(struct rsw_qp *qp)
 {
