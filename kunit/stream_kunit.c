@@ -4478,6 +4478,51 @@ static void st_close_deadline(struct kunit *test)
 }
 
 /*
+ * An orderly close waits for our Read in flight: its Response, which the
+ * peer sends after the close began, is placed and the Read completes with
+ * success; then our FIN.  The deadline is set far beyond the case's waits,
+ * so the close must move on when the Response comes, not at the deadline.
+ * Before, LINGER started at once: our FIN went before the Response, which
+ * LINGER discarded, and the Read was flushed.
+ */
+static void st_close_waits_read(struct kunit *test)
+{
+	uintptr_t old = rsw_stream_kunit_set_linger_ms(60000);
+	struct st_lbuf rb = st_lbuf_new(test, 8);
+	const union rsw_hdr *th;
+	struct st_hx *x;
+	union rsw_hdr h;
+	u8 *t, b;
+
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+							st_linger_ms_restore,
+							(void *)old), 0);
+	x = st_hx_up(test, true, false);
+	t = st_peer_first(test, x);
+	th = (const void *)t;
+	st_resp_post(test, x, true, (u64 *)rb.base);
+	KUNIT_ASSERT_GT(test, st_read_fpdu(test, x, t, 256), 0);
+	KUNIT_ASSERT_EQ(test, rsw_rdmap_opcode(&th->c), RSW_OP_READ_REQ);
+	KUNIT_ASSERT_EQ(test, st_modify(x->e, IB_QPS_SQD), 0);
+
+	st_hdr_tagged(&h, RSW_OP_READ_RESP,
+		      be32_to_cpu(th->rreq.rreq.sink_stag),
+		      be64_to_cpu(th->rreq.rreq.sink_to));
+	st_emit(x, &h, sizeof(h.tagged), 8, NULL);
+	KUNIT_ASSERT_EQ(test, st_send_all(x->raw, x->frame, x->frame_len),
+			(int)x->frame_len);
+	st_wc(test, x->e->scq, 9, IB_WC_SUCCESS, IB_WC_RDMA_READ, NULL);
+	KUNIT_EXPECT_TRUE(test, !memcmp(rb.base, x->frame + x->last_off +
+					sizeof(h.tagged), 8));
+	KUNIT_EXPECT_EQ_MSG(test, st_recv_all(x->raw, &b, 1), 0,
+			    "no FIN after the Read completed");
+	kernel_sock_shutdown(x->raw, SHUT_WR);
+	KUNIT_EXPECT_TRUE_MSG(test, st_wait_closed(x->e), "closed() not called");
+	KUNIT_EXPECT_EQ(test, x->e->closed_status, 0);
+	KUNIT_EXPECT_EQ(test, st_state(test, x->e), IB_QPS_ERR);
+}
+
+/*
  * SQE in the LINGER of an orderly close once our FIN is out: nothing can
  * be sent any more, so the stream ends at once with a reset, the QP in
  * ERROR with IB_EVENT_QP_FATAL and the Terminate's cause (RDMAP Local
@@ -4599,6 +4644,7 @@ static struct kunit_case st_cases[] = {
 	KUNIT_CASE(st_rx_in_data_ready),
 	KUNIT_CASE(st_close_sends_all),
 	KUNIT_CASE(st_close_deadline),
+	KUNIT_CASE(st_close_waits_read),
 	KUNIT_CASE(st_close_sqe_after_fin),
 	{}
 };
