@@ -4532,13 +4532,22 @@ static void st_close_waits_read(struct kunit *test)
  */
 static void st_close_sqe_after_fin(struct kunit *test)
 {
+	unsigned long end = jiffies + msecs_to_jiffies(ST_WAIT_MS);
+	struct rsw_stream *s;
 	struct st_hx *x;
 	u8 b;
 
 	st_stall_arm(test, false, false);
 	WRITE_ONCE(st_stall_ctl.note_linger, true);
 	x = st_hx_up(test, true, false);
+	s = to_rsw_qp(x->e->qp)->stream;
 	st_peer_first(test, x);
+	/* The peer spoke: we may send (else SQE could only reset). */
+	while (READ_ONCE(s->tx_hold)) {
+		KUNIT_ASSERT_TRUE_MSG(test, time_before(jiffies, end),
+				      "the peer's first FPDU never came");
+		msleep(2);
+	}
 	KUNIT_ASSERT_EQ(test, st_modify(x->e, IB_QPS_SQD), 0);
 	KUNIT_ASSERT_EQ_MSG(test, st_recv_all(x->raw, &b, 1), 0,
 			    "no FIN after the close");
