@@ -36,7 +36,7 @@
  *  - Wakeups: write space, state changes, post_send and modify_qp queue
  *    the work; RX queues it only when it left something to do (a Read
  *    Request to answer, a Read completed while TX holds a WQE back for
- *    ORD or a fence, the
+ *    ORD or a fence or an orderly close waits for it, the
  *    first FPDU a responder waited for, the end of RUN, a deferred
  *    completion, its budget spent).  Completions reach the CQ straight
  *    from RX, and in softirq so does the CQ's handler, called once the
