@@ -4444,12 +4444,15 @@ static void st_linger_ms_restore(void *old)
  * them only until its deadline; then LINGER, whose timeout resets the
  * connection, and the QP ends in ERROR with the Sends flushed.  Before, the
  * stream stayed in RUN with the QP in CLOSING for as long as the peer kept
- * its window shut.  Deadline and linger timeout lowered to 300 ms.
+ * its window shut.  Deadline and linger timeout lowered to 300 ms; each
+ * Send is larger than what room st_fill() may leave.
  */
+#define ST_CLOSE_BIG	SZ_64K
+
 static void st_close_deadline(struct kunit *test)
 {
 	uintptr_t old = rsw_stream_kunit_set_linger_ms(300);
-	struct st_lbuf b = st_lbuf_new(test, ST_CLOSE_LEN);
+	struct st_lbuf b = st_lbuf_new(test, ST_CLOSE_BIG);
 	struct ib_sge sge;
 	struct st_hx *x;
 	u32 filled, i;
@@ -4460,7 +4463,7 @@ static void st_close_deadline(struct kunit *test)
 	x = st_hx_up_fill(test, true, false, 0, &filled, ST_HX_IRD, ST_HX_ORD,
 			  false);
 	st_peer_first(test, x);
-	sge = st_sge(st.pd, b.base, ST_CLOSE_LEN);
+	sge = st_sge(st.pd, b.base, ST_CLOSE_BIG);
 	for (i = 1; i <= 3; i++)
 		st_post_send(test, x->e, i, IB_WR_SEND, 0, &sge, 1, 0);
 	st_wait_tx(test, x->e);

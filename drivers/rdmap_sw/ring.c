@@ -675,8 +675,9 @@ static enum rsw_wq_take rsw_wq_take_user(struct rsw_qp *qp, struct rsw_wq *wq,
 	u8 status;
 
 	if (wq->next == wq->tail) {
-		/* Out of RTS: only what was accepted (rsw_qp_sq_close()). */
-		if (sq && qp->state != RSW_QPS_RTS)
+		/* Closing: only what was accepted (rsw_qp_sq_close()). */
+		if (sq && (qp->state == RSW_QPS_CLOSING ||
+			   qp->state == RSW_QPS_TERMINATE))
 			return RSW_TAKE_NONE;
 		if (!rsw_wq_user_tail(wq))
 			return RSW_TAKE_BAD;
