@@ -4445,9 +4445,9 @@ static void st_linger_ms_restore(void *old)
  * connection, and the QP ends in ERROR with the Sends flushed.  Before, the
  * stream stayed in RUN with the QP in CLOSING for as long as the peer kept
  * its window shut.  Deadline and linger timeout lowered to 300 ms; each
- * Send is larger than what room st_fill() may leave.
+ * Send is larger than TCP can hold for a peer that reads nothing.
  */
-#define ST_CLOSE_BIG	SZ_64K
+#define ST_CLOSE_BIG	SZ_1M
 
 static void st_close_deadline(struct kunit *test)
 {
