@@ -635,8 +635,9 @@ u32 rsw_qp_sq_pending(struct rsw_qp *qp);
  * The QP leaves RTS for CLOSING (an orderly close): a user SQ accepts the
  * entries its process posted so far, and from now on takes only those
  * (the process's later entries are flushed at the stream's end), so a
- * process that goes on posting cannot extend the close.  All three QP
- * locks held.
+ * process that goes on posting cannot extend the close.  A bad tail here
+ * fails the take after the last good entry (the QP to ERROR).  All three
+ * QP locks held.
  */
 void rsw_qp_sq_close(struct rsw_qp *qp);
 /*

@@ -232,6 +232,7 @@ static int rsw_qp_enter_idle(struct rsw_qp *qp, enum ib_qp_state to)
 		/* A completed orderly close: nothing may be left behind. */
 		if (sq->head != sq->tail || rq->head != rq->tail)
 			return -EINVAL;
+		sq->close_bad = false;	/* rsw_qp_sq_close()'s, of this close */
 		break;
 	default:	/* ERROR, to RESET */
 		/* Work requests still with an engine complete first. */
