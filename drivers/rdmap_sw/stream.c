@@ -1108,6 +1108,8 @@ static enum rsw_stream_sqe_act rsw_stream_linger_sqe(struct rsw_stream *s)
 	if (s->why != RSW_WHY_TERMINATE || s->fin_sent)
 		return RSW_SQE_END;
 	s->term_pending = true;
+	/* A fresh linger timeout for it, as RUN's rsw_stream_terminate(). */
+	rsw_stream_linger(s);
 	return RSW_SQE_TERM;
 }
 
