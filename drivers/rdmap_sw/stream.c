@@ -1096,9 +1096,11 @@ enum rsw_stream_sqe_act {
  * rsw_stream_linger_tx() sends it at the next FPDU boundary (the message
  * in progress abandoned, its WQE flushed with the cause), then our FIN.
  * Once our FIN is out nothing more can be said in band: the stream ends
- * with a reset, which the peer cannot take for an orderly close.  Either
- * way the QP goes to ERROR with the cause in its flushed completions and
- * IB_EVENT_QP_FATAL (rsw_stream_linger_sqe_done()).
+ * with a reset (a peer that read our FIN first may have ended in order;
+ * that is timing).  Both ways the QP goes to ERROR with the cause in its
+ * flushed completions and IB_EVENT_QP_FATAL (rsw_stream_linger_sqe_done()),
+ * but for a responder that has received nothing (tx_hold): the end is a
+ * reset with no cause and no event, as in RUN.
  */
 static enum rsw_stream_sqe_act rsw_stream_linger_sqe(struct rsw_stream *s)
 {
