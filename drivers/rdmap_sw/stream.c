@@ -50,7 +50,7 @@
  *   IDLE    attached, QP in RTS, waiting for rsw_stream_start()
  *   RUN     full operation; an orderly close (modify_qp to SQD, the QP in
  *           CLOSING) stays in RUN until everything the SQ held at the
- *           close and every Response owed is sent and our Reads have
+ *           close and every Response owed then is sent and our Reads have
  *           their Responses, or until its deadline
  *           (rsw_stream_close_ready())
  *   LINGER  our side is finished (after a Terminate, or an orderly close):
@@ -903,24 +903,27 @@ static bool rsw_stream_sqe(struct rsw_stream *s)
 
 /*
  * Whether an orderly close has sent all it owes, socket owned: no message
- * in progress, no WQE held back (a fence, ORD) or not yet taken, no Read
- * or Atomic Response owed, and no Read or Atomic of ours awaiting its
+ * in progress, no WQE held back (a fence, ORD) or not yet taken, every
+ * Read or Atomic Response owed when the close began sent (close_rr: a
+ * peer that goes on asking cannot hold the close; what it asked later is
+ * dropped with the end), and no Read or Atomic of ours awaiting its
  * Response (LINGER discards what comes, so it would only be flushed: an
  * orderly close waits for it).
  */
 static bool rsw_stream_close_drained(struct rsw_stream *s)
 {
 	return s->tx.msg.kind == RSW_TX_IDLE && !s->tx.sqe_pending &&
-	       s->rr_head == s->rr_tail &&
+	       (s32)(s->close_rr - s->rr_head) <= 0 &&
 	       !rsw_tx_reads_outstanding(&s->tx) &&
 	       rsw_qp_sq_taken_all(s->qp);
 }
 
 /*
  * RUN, socket owned: whether an orderly close (the QP in CLOSING) may go
- * on to LINGER and our FIN.  First everything the SQ held at the close
- * (rsw_qp_sq_close()) goes out, with the Responses owed, and our Reads get
- * their Responses.  A peer that keeps its window shut or never answers
+ * on to LINGER and our FIN: at once for a responder that has received
+ * nothing (tx_hold).  Else first everything the SQ held at the close
+ * (rsw_qp_sq_close()) goes out, with the Responses owed then, and our
+ * Reads get their Responses.  A peer that keeps its window shut or never answers
  * cannot hold the QP in CLOSING past the close deadline,
  * rsw_stream_linger_ms after RUN first saw CLOSING: LINGER starts anyway,
  * finishes the message in progress if TCP lets it, and the rest is
@@ -933,10 +936,14 @@ static bool rsw_stream_close_ready(struct rsw_stream *s)
 
 	if (READ_ONCE(s->qp->state) != RSW_QPS_CLOSING)
 		return false;
+	/* A responder that has received nothing can send nothing. */
+	if (s->tx_hold)
+		return true;
 	if (!s->closing) {
 		s->closing = true;
 		s->close_deadline = now +
 			msecs_to_jiffies(READ_ONCE(rsw_stream_linger_ms));
+		s->close_rr = s->rr_tail;
 	}
 	if (rsw_stream_close_drained(s))
 		return true;
