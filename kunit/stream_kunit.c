@@ -4487,12 +4487,21 @@ static void st_close_deadline(struct kunit *test)
  * so the close must move on when the Response comes, not at the deadline.
  * Before, LINGER started at once: our FIN went before the Response, which
  * LINGER discarded, and the Read was flushed.
+ *
+ * With @later, the peer sends a Read Request of its own, once the stream
+ * has seen the close, before that Response (review item 5): an orderly
+ * close answers the Requests owed when it began, not later ones, so our
+ * FIN still comes next, no Read Response before it.  Before, TX answered
+ * the later Request too and the close waited for every Response owed: a
+ * peer that kept asking held it until its deadline.
  */
-static void st_close_waits_read(struct kunit *test)
+static void st_close_read(struct kunit *test, bool later)
 {
 	uintptr_t old = rsw_stream_kunit_set_linger_ms(60000);
+	unsigned long end = jiffies + msecs_to_jiffies(ST_WAIT_MS);
 	struct st_lbuf rb = st_lbuf_new(test, 8);
 	const union rsw_hdr *th;
+	struct rsw_stream *s;
 	struct st_hx *x;
 	union rsw_hdr h;
 	u8 *t, b;
@@ -4501,12 +4510,20 @@ static void st_close_waits_read(struct kunit *test)
 							st_linger_ms_restore,
 							(void *)old), 0);
 	x = st_hx_up(test, true, false);
+	s = to_rsw_qp(x->e->qp)->stream;
 	t = st_peer_first(test, x);
 	th = (const void *)t;
 	st_resp_post(test, x, true, (u64 *)rb.base);
 	KUNIT_ASSERT_GT(test, st_read_fpdu(test, x, t, 256), 0);
 	KUNIT_ASSERT_EQ(test, rsw_rdmap_opcode(&th->c), RSW_OP_READ_REQ);
 	KUNIT_ASSERT_EQ(test, st_modify(x->e, IB_QPS_SQD), 0);
+	while (later && !READ_ONCE(s->closing)) {
+		KUNIT_ASSERT_TRUE_MSG(test, time_before(jiffies, end),
+				      "the stream never saw the close");
+		msleep(2);
+	}
+	if (later)
+		st_read_req(x, x->mr->mr->rkey, x->mr->mr->iova, 8);
 
 	st_hdr_tagged(&h, RSW_OP_READ_RESP,
 		      be32_to_cpu(th->rreq.rreq.sink_stag),
@@ -4518,11 +4535,52 @@ static void st_close_waits_read(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, !memcmp(rb.base, x->frame + x->last_off +
 					sizeof(h.tagged), 8));
 	KUNIT_EXPECT_EQ_MSG(test, st_recv_all(x->raw, &b, 1), 0,
-			    "no FIN after the Read completed");
+			    "no FIN next after the Read completed");
 	kernel_sock_shutdown(x->raw, SHUT_WR);
 	KUNIT_EXPECT_TRUE_MSG(test, st_wait_closed(x->e), "closed() not called");
 	KUNIT_EXPECT_EQ(test, x->e->closed_status, 0);
 	KUNIT_EXPECT_EQ(test, st_state(test, x->e), IB_QPS_ERR);
+}
+
+static void st_close_waits_read(struct kunit *test)
+{
+	st_close_read(test, false);
+}
+
+static void st_close_later_rreq(struct kunit *test)
+{
+	st_close_read(test, true);
+}
+
+/*
+ * A responder that has received nothing may send nothing: its orderly
+ * close goes to LINGER and our FIN at once, a Send it holds flushed, not
+ * waited for (review item 5).  The close deadline is set far beyond the
+ * case's waits.  Before, the close waited for the Send until the deadline.
+ */
+static void st_close_tx_hold(struct kunit *test)
+{
+	uintptr_t old = rsw_stream_kunit_set_linger_ms(60000);
+	struct st_lbuf b = st_lbuf_new(test, 8);
+	struct ib_sge sge;
+	struct st_hx *x;
+	u8 c;
+
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+							st_linger_ms_restore,
+							(void *)old), 0);
+	x = st_hx_up(test, true, false);
+	KUNIT_ASSERT_TRUE(test, READ_ONCE(to_rsw_qp(x->e->qp)->stream->tx_hold));
+	sge = st_sge(st.pd, b.base, 8);
+	st_post_send(test, x->e, 1, IB_WR_SEND, 0, &sge, 1, 0);
+	KUNIT_ASSERT_EQ(test, st_modify(x->e, IB_QPS_SQD), 0);
+	KUNIT_EXPECT_EQ_MSG(test, st_recv_all(x->raw, &c, 1), 0,
+			    "no FIN at once after the close");
+	kernel_sock_shutdown(x->raw, SHUT_WR);
+	KUNIT_EXPECT_TRUE_MSG(test, st_wait_closed(x->e), "closed() not called");
+	KUNIT_EXPECT_EQ(test, x->e->closed_status, 0);
+	st_wc(test, x->e->scq, 1, IB_WC_WR_FLUSH_ERR, -1, NULL);
+	st_cq_empty(test, x->e->scq, "send CQ");
 }
 
 /*
@@ -4657,6 +4715,8 @@ static struct kunit_case st_cases[] = {
 	KUNIT_CASE(st_close_sends_all),
 	KUNIT_CASE(st_close_deadline),
 	KUNIT_CASE(st_close_waits_read),
+	KUNIT_CASE(st_close_later_rreq),
+	KUNIT_CASE(st_close_tx_hold),
 	KUNIT_CASE(st_close_sqe_after_fin),
 	{}
 };

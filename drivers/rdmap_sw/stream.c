@@ -386,6 +386,17 @@ static void rsw_stream_tx_abort(struct rsw_stream *s)
 	rsw_tx_abort(&s->tx, s->qp);
 }
 
+/*
+ * Where the Responses TX may send end: every one owed, but in an orderly
+ * close only those owed when it began (close_rr, rsw_stream_close_ready()):
+ * later Requests are not answered, so a peer that keeps asking cannot keep
+ * the close from its FIN.  Socket owned.
+ */
+static u32 rsw_stream_rr_end(const struct rsw_stream *s)
+{
+	return s->closing ? s->close_rr : s->rr_tail;
+}
+
 /* Owed Read and Atomic Responses, oldest first, between messages. */
 static int rsw_stream_tx_rresp(struct rsw_stream *s)
 {
@@ -393,7 +404,7 @@ static int rsw_stream_tx_rresp(struct rsw_stream *s)
 	const struct rsw_tx_rresp *rr;
 	int ret = 0;
 
-	while (s->rr_head != s->rr_tail) {
+	while (s->rr_head != rsw_stream_rr_end(s)) {
 		rr = &s->rr[s->rr_head % s->rr_size];
 		ret = rsw_tx_read_response(&s->tx, rr, &term);
 		if (ret == -EBUSY)
@@ -475,7 +486,8 @@ static bool rsw_stream_tx_engine(struct rsw_stream *s)
 	if (ret < 0)
 		goto fail;
 	s->tx_taken += ret;
-	return ret == RSW_STREAM_TX_BUDGET || s->rr_head != s->rr_tail;
+	return ret == RSW_STREAM_TX_BUDGET ||
+	       s->rr_head != rsw_stream_rr_end(s);
 fail:
 	rsw_stream_set_why(s, RSW_WHY_ABORT, ret);
 	return false;
@@ -904,16 +916,15 @@ static bool rsw_stream_sqe(struct rsw_stream *s)
 /*
  * Whether an orderly close has sent all it owes, socket owned: no message
  * in progress, no WQE held back (a fence, ORD) or not yet taken, every
- * Read or Atomic Response owed when the close began sent (close_rr: a
- * peer that goes on asking cannot hold the close; what it asked later is
- * dropped with the end), and no Read or Atomic of ours awaiting its
+ * Read or Atomic Response owed when the close began sent (later ones are
+ * not: rsw_stream_rr_end()), and no Read or Atomic of ours awaiting its
  * Response (LINGER discards what comes, so it would only be flushed: an
  * orderly close waits for it).
  */
 static bool rsw_stream_close_drained(struct rsw_stream *s)
 {
 	return s->tx.msg.kind == RSW_TX_IDLE && !s->tx.sqe_pending &&
-	       (s32)(s->close_rr - s->rr_head) <= 0 &&
+	       s->rr_head == s->close_rr &&
 	       !rsw_tx_reads_outstanding(&s->tx) &&
 	       rsw_qp_sq_taken_all(s->qp);
 }
