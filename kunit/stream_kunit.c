@@ -4367,7 +4367,8 @@ static void st_peer_fin_mid_fpdu(struct kunit *test)
  * An orderly close with more WQEs queued than one TX run takes
  * (RSW_STREAM_TX_BUDGET, 32): every one goes out, then our FIN.  The
  * stream's work is held while ST_CLOSE_SENDS signaled Sends are posted
- * and the QP moved to SQD, so the close finds them all queued.  Before,
+ * and the QP moved to SQD, so the close finds them all queued (checked:
+ * none taken before SQD, else RUN alone could have sent them).  Before,
  * LINGER started after one budgeted run: 32 Sends went out, then the FIN,
  * and the rest were flushed.
  */
@@ -4406,6 +4407,9 @@ static void st_close_sends_all(struct kunit *test)
 		st_post_send(test, x->e, i, IB_WR_SEND, 0, &sge, 1, 0);
 	KUNIT_ASSERT_TRUE_MSG(test, st_wait_done(&c->work_in, ST_WAIT_MS),
 			      "the stream's work never ran");
+	/* None taken yet: the close, not RUN before it, must send them. */
+	KUNIT_ASSERT_EQ(test, rsw_qp_sq_pending(to_rsw_qp(x->e->qp)),
+			(u32)ST_CLOSE_SENDS);
 	KUNIT_ASSERT_EQ(test, st_modify(x->e, IB_QPS_SQD), 0);
 	complete(&c->work_go);
 
