@@ -4449,7 +4449,9 @@ static void st_linger_ms_restore(void *old)
  * connection, and the QP ends in ERROR with the Sends flushed.  Before, the
  * stream stayed in RUN with the QP in CLOSING for as long as the peer kept
  * its window shut.  Deadline and linger timeout lowered to 300 ms; each
- * Send is larger than TCP can hold for a peer that reads nothing.
+ * Send is larger than TCP can hold for a peer that reads nothing.  The end
+ * is the linger timeout's (status 0, no Terminate), at least the deadline
+ * and the timeout after SQD.
  */
 #define ST_CLOSE_BIG	SZ_1M
 
@@ -4460,6 +4462,7 @@ static void st_close_deadline(struct kunit *test)
 	struct ib_sge sge;
 	struct st_hx *x;
 	u32 filled, i;
+	ktime_t t0;
 
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
 							st_linger_ms_restore,
@@ -4471,10 +4474,20 @@ static void st_close_deadline(struct kunit *test)
 	for (i = 1; i <= 3; i++)
 		st_post_send(test, x->e, i, IB_WR_SEND, 0, &sge, 1, 0);
 	st_wait_tx(test, x->e);
+	t0 = ktime_get();
 	KUNIT_ASSERT_EQ(test, st_modify(x->e, IB_QPS_SQD), 0);
 
 	KUNIT_ASSERT_TRUE_MSG(test, st_wait_closed(x->e),
 			      "the close never ended");
+	/*
+	 * The deadline, then the linger timeout: nothing earlier ends it
+	 * (each may come up to a jiffy early in real time).
+	 */
+	KUNIT_EXPECT_GE(test, ktime_ms_delta(ktime_get(), t0),
+			(s64)(2 * 300 - 2 * jiffies_to_msecs(1)));
+	KUNIT_EXPECT_EQ_MSG(test, x->e->closed_status, 0,
+			    "not ended by the linger timeout");
+	KUNIT_EXPECT_EQ(test, st_stats(test, x->e).term_sent, 0);
 	KUNIT_EXPECT_EQ(test, st_state(test, x->e), IB_QPS_ERR);
 	for (i = 1; i <= 3; i++)
 		st_wc(test, x->e->scq, i, IB_WC_WR_FLUSH_ERR, -1, NULL);
