@@ -4497,6 +4497,27 @@ static void st_close_deadline(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&x->e->closed_calls), 1);
 }
 
+/* What the peer does about our Read once the close began. */
+enum st_close_rd {
+	ST_CLOSE_RD_ANSWER,	/* sends its Response */
+	ST_CLOSE_RD_LATER,	/* a Read Request of its own, then that */
+	ST_CLOSE_RD_LATE,	/* answers only once we are in LINGER */
+};
+
+/* Until the stream saw the close (@linger: until it is in LINGER). */
+static void st_close_wait(struct kunit *test, struct rsw_stream *s,
+			  bool linger)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(ST_WAIT_MS);
+
+	while (linger ? READ_ONCE(s->phase) != RSW_STREAM_LINGER :
+			!READ_ONCE(s->closing)) {
+		KUNIT_ASSERT_TRUE_MSG(test, time_before(jiffies, end),
+				      "the close never came that far");
+		msleep(2);
+	}
+}
+
 /*
  * An orderly close waits for our Read in flight: its Response, which the
  * peer sends after the close began, is placed and the Read completes with
@@ -4505,20 +4526,23 @@ static void st_close_deadline(struct kunit *test)
  * Before, LINGER started at once: our FIN went before the Response, which
  * LINGER discarded, and the Read was flushed.
  *
- * With @later, the peer sends a Read Request of its own, once the stream
- * has seen the close, before that Response (review item 5): an orderly
- * close answers the Requests owed when it began, not later ones, so our
- * FIN still comes next, no Read Response before it.  Before, TX answered
- * the later Request too and the close waited for every Response owed: a
- * peer that kept asking held it until its deadline.
+ * ST_CLOSE_RD_LATER: the peer sends a Read Request of its own, once the
+ * stream has seen the close, before that Response (review item 5): an
+ * orderly close answers the Requests owed when it began, not later ones,
+ * so our FIN still comes next, no Read Response before it.  Before, TX
+ * answered the later Request too and the close waited for every Response
+ * owed: a peer that kept asking held it until its deadline.
+ *
+ * ST_CLOSE_RD_LATE (review item 8): the peer answers only after the
+ * close's deadline (1 s here) put the stream in LINGER, behind our FIN.
+ * LINGER discards the Response, and the Read is flushed, exactly once.
  */
-static void st_close_read(struct kunit *test, bool later)
+static void st_close_read(struct kunit *test, enum st_close_rd rd)
 {
-	uintptr_t old = rsw_stream_kunit_set_linger_ms(60000);
-	unsigned long end = jiffies + msecs_to_jiffies(ST_WAIT_MS);
+	bool late = rd == ST_CLOSE_RD_LATE;
+	uintptr_t old = rsw_stream_kunit_set_linger_ms(late ? 1000 : 60000);
 	struct st_lbuf rb = st_lbuf_new(test, 8);
 	const union rsw_hdr *th;
-	struct rsw_stream *s;
 	struct st_hx *x;
 	union rsw_hdr h;
 	u8 *t, b;
@@ -4527,46 +4551,57 @@ static void st_close_read(struct kunit *test, bool later)
 							st_linger_ms_restore,
 							(void *)old), 0);
 	x = st_hx_up(test, true, false);
-	s = to_rsw_qp(x->e->qp)->stream;
 	t = st_peer_first(test, x);
 	th = (const void *)t;
 	st_resp_post(test, x, true, (u64 *)rb.base);
 	KUNIT_ASSERT_GT(test, st_read_fpdu(test, x, t, 256), 0);
 	KUNIT_ASSERT_EQ(test, rsw_rdmap_opcode(&th->c), RSW_OP_READ_REQ);
 	KUNIT_ASSERT_EQ(test, st_modify(x->e, IB_QPS_SQD), 0);
-	while (later && !READ_ONCE(s->closing)) {
-		KUNIT_ASSERT_TRUE_MSG(test, time_before(jiffies, end),
-				      "the stream never saw the close");
-		msleep(2);
-	}
-	if (later)
+	if (rd != ST_CLOSE_RD_ANSWER)
+		st_close_wait(test, to_rsw_qp(x->e->qp)->stream, late);
+	if (rd == ST_CLOSE_RD_LATER)
 		st_read_req(x, x->mr->mr->rkey, x->mr->mr->iova, 8);
+	if (late)
+		KUNIT_EXPECT_EQ_MSG(test, st_recv_all(x->raw, &b, 1), 0,
+				    "no FIN once in LINGER");
 
 	st_hdr_tagged(&h, RSW_OP_READ_RESP,
 		      be32_to_cpu(th->rreq.rreq.sink_stag),
 		      be64_to_cpu(th->rreq.rreq.sink_to));
 	st_emit(x, &h, sizeof(h.tagged), 8, NULL);
-	KUNIT_ASSERT_EQ(test, st_send_all(x->raw, x->frame, x->frame_len),
-			(int)x->frame_len);
-	st_wc(test, x->e->scq, 9, IB_WC_SUCCESS, IB_WC_RDMA_READ, NULL);
-	KUNIT_EXPECT_TRUE(test, !memcmp(rb.base, x->frame + x->last_off +
-					sizeof(h.tagged), 8));
-	KUNIT_EXPECT_EQ_MSG(test, st_recv_all(x->raw, &b, 1), 0,
-			    "no FIN next after the Read completed");
+	/* Late, it may meet the linger timeout's reset: not asserted. */
+	KUNIT_ASSERT_TRUE(test, st_send_all(x->raw, x->frame, x->frame_len) ==
+				(int)x->frame_len || late);
+	if (late) {
+		st_wc(test, x->e->scq, 9, IB_WC_WR_FLUSH_ERR, -1, NULL);
+	} else {
+		st_wc(test, x->e->scq, 9, IB_WC_SUCCESS, IB_WC_RDMA_READ, NULL);
+		KUNIT_EXPECT_TRUE(test, !memcmp(rb.base, x->frame +
+						x->last_off + sizeof(h.tagged),
+						8));
+		KUNIT_EXPECT_EQ_MSG(test, st_recv_all(x->raw, &b, 1), 0,
+				    "no FIN next after the Read completed");
+	}
 	kernel_sock_shutdown(x->raw, SHUT_WR);
 	KUNIT_EXPECT_TRUE_MSG(test, st_wait_closed(x->e), "closed() not called");
 	KUNIT_EXPECT_EQ(test, x->e->closed_status, 0);
 	KUNIT_EXPECT_EQ(test, st_state(test, x->e), IB_QPS_ERR);
+	st_cq_empty(test, x->e->scq, "send CQ");
 }
 
 static void st_close_waits_read(struct kunit *test)
 {
-	st_close_read(test, false);
+	st_close_read(test, ST_CLOSE_RD_ANSWER);
 }
 
 static void st_close_later_rreq(struct kunit *test)
 {
-	st_close_read(test, true);
+	st_close_read(test, ST_CLOSE_RD_LATER);
+}
+
+static void st_close_read_late(struct kunit *test)
+{
+	st_close_read(test, ST_CLOSE_RD_LATE);
 }
 
 /*
@@ -4733,6 +4768,7 @@ static struct kunit_case st_cases[] = {
 	KUNIT_CASE(st_close_deadline),
 	KUNIT_CASE(st_close_waits_read),
 	KUNIT_CASE(st_close_later_rreq),
+	KUNIT_CASE(st_close_read_late),
 	KUNIT_CASE(st_close_tx_hold),
 	KUNIT_CASE(st_close_sqe_after_fin),
 	{}
