@@ -1382,6 +1382,100 @@ static void rsw_qt_user_linger(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, READ_ONCE(q->sq.uctrl->busy), 0U);
 }
 
+/*
+ * A user QP in RTS (on send CQ *@scq) whose process posted two signaled
+ * Sends, wr_id 1 and 2; *@sqe: room for a take's copy.
+ */
+static struct ib_qp *rsw_qt_uqp_two(struct kunit *test, struct ib_cq **scq,
+				    struct rdmap_sw_sqe **sqe)
+{
+	struct ib_qp *qp;
+
+	*scq = rsw_qt_cq(test, 16);
+	qp = rsw_qt_uqp(test, *scq, rsw_qt_cq(test, 16));
+	*sqe = kunit_kzalloc(test, sizeof(**sqe), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, *sqe);
+	rsw_qt_force_state(to_rsw_qp(qp), RSW_QPS_RTS);
+	rsw_qt_usend(rsw_qt_usqe(qp, 0), 1, 8);
+	rsw_qt_usend(rsw_qt_usqe(qp, 1), 2, 8);
+	rsw_qt_utail(&to_rsw_qp(qp)->sq, 2);
+	return qp;
+}
+
+/*
+ * An orderly close on a user SQ: what the process posted before modify_qp
+ * to SQD is taken and sent; what it writes into the ring afterwards is
+ * never taken (a process that keeps posting cannot extend the close) and
+ * is flushed when the QP goes to ERROR.  Before, the take read the
+ * process's tail in CLOSING too.
+ */
+static void rsw_qt_user_close(struct kunit *test)
+{
+	struct rdmap_sw_sqe *sqe;
+	struct ib_cq *scq;
+	struct ib_qp *qp = rsw_qt_uqp_two(test, &scq, &sqe);
+	struct rsw_qp *q = to_rsw_qp(qp);
+	struct ib_wc wc;
+	u32 idx, i;
+
+	KUNIT_ASSERT_EQ(test, rsw_qt_modify(qp, IB_QPS_SQD), 0);
+	rsw_qt_usend(rsw_qt_usqe(qp, 2), 3, 8);
+	rsw_qt_utail(&q->sq, 3);
+	KUNIT_EXPECT_FALSE(test, rsw_qp_sq_taken_all(q));
+	for (i = 0; i < 2; i++) {
+		KUNIT_ASSERT_EQ(test, rsw_qp_sq_take(q, sqe, &idx), RSW_SQ_WIRE);
+		KUNIT_EXPECT_EQ(test, sqe->wr_id, (u64)i + 1);
+		rsw_qp_sq_complete(q, idx, RDMAP_SW_WC_SUCCESS, 8);
+	}
+	KUNIT_EXPECT_EQ_MSG(test, rsw_qp_sq_take(q, sqe, &idx), RSW_SQ_EMPTY,
+			    "an entry posted after the close was taken");
+	KUNIT_EXPECT_TRUE(test, rsw_qp_sq_taken_all(q));
+	KUNIT_ASSERT_EQ(test, rsw_qt_modify(qp, IB_QPS_ERR), 0);
+	for (i = 0; i < 3; i++) {
+		KUNIT_ASSERT_TRUE(test, rsw_qt_poll(scq, &wc));
+		KUNIT_EXPECT_EQ(test, wc.wr_id, (u64)i + 1);
+		KUNIT_EXPECT_EQ(test, wc.status,
+				i < 2 ? IB_WC_SUCCESS : IB_WC_WR_FLUSH_ERR);
+	}
+	KUNIT_EXPECT_FALSE(test, rsw_qt_poll(scq, &wc));
+}
+
+/*
+ * A bad tail at the move to SQD (review H1 item 1): the entries accepted
+ * before it are still taken, then the take fails and the QP goes to ERROR
+ * (the stream's end abortive), as it did when the take read the tail in
+ * CLOSING.  Before, the bad tail was dropped at SQD and nothing read the
+ * tail again: the close ended in order.
+ */
+static void rsw_qt_user_close_bad_tail(struct kunit *test)
+{
+	struct rdmap_sw_sqe *sqe;
+	struct ib_cq *scq;
+	struct ib_qp *qp = rsw_qt_uqp_two(test, &scq, &sqe);
+	struct rsw_qp *q = to_rsw_qp(qp);
+	struct ib_wc wc;
+	u32 idx[3], i;
+
+	KUNIT_ASSERT_EQ(test, rsw_qp_sq_take(q, sqe, &idx[0]), RSW_SQ_WIRE);
+	/* Far beyond the ring: bad. */
+	rsw_qt_utail(&q->sq, 0x80000000);
+	KUNIT_ASSERT_EQ(test, rsw_qt_modify(qp, IB_QPS_SQD), 0);
+	KUNIT_ASSERT_EQ(test, rsw_qp_sq_take(q, sqe, &idx[1]), RSW_SQ_WIRE);
+	KUNIT_EXPECT_EQ(test, sqe->wr_id, 2ULL);
+	KUNIT_EXPECT_EQ(test, rsw_qt_state(test, qp), IB_QPS_SQD);
+	KUNIT_EXPECT_EQ(test, rsw_qp_sq_take(q, sqe, &idx[2]), RSW_SQ_EMPTY);
+	KUNIT_EXPECT_EQ_MSG(test, rsw_qt_state(test, qp), IB_QPS_ERR,
+			    "a bad tail at SQD did not fail the QP");
+	for (i = 0; i < 2; i++)
+		rsw_qp_sq_complete(q, idx[i], RDMAP_SW_WC_SUCCESS, 8);
+	for (i = 0; i < 2; i++) {
+		KUNIT_ASSERT_TRUE(test, rsw_qt_poll(scq, &wc));
+		KUNIT_EXPECT_EQ(test, wc.wr_id, (u64)i + 1);
+		KUNIT_EXPECT_EQ(test, wc.status, IB_WC_SUCCESS);
+	}
+	KUNIT_EXPECT_FALSE(test, rsw_qt_poll(scq, &wc));
+}
+
 struct rsw_qt_usqe_case {
 	const char *name;
 	void (*mangle)(struct rdmap_sw_sqe *e);
@@ -2100,6 +2194,8 @@ static struct kunit_case rsw_qp_cases[] = {
 	KUNIT_CASE(rsw_qt_user_no_context),
 	KUNIT_CASE(rsw_qt_user_good),
 	KUNIT_CASE(rsw_qt_user_linger),
+	KUNIT_CASE(rsw_qt_user_close),
+	KUNIT_CASE(rsw_qt_user_close_bad_tail),
 	KUNIT_CASE(rsw_qt_counter_bind),
 	KUNIT_CASE(rsw_qt_counter_limits),
 	{}

@@ -235,8 +235,9 @@ static void st_qp_access(struct kunit *test, struct st_end *e, int access)
 			0);
 }
 
-static struct st_end *st_end_new(struct kunit *test, struct ib_pd *pd,
-				 bool direct)
+/* A QP whose send and receive queues hold @wrs work requests each. */
+static struct st_end *st_end_new_wrs(struct kunit *test, struct ib_pd *pd,
+				     bool direct, u32 wrs)
 {
 	struct st_end *e = kunit_kzalloc(test, sizeof(*e), GFP_KERNEL);
 	struct ib_qp_init_attr attr = {};
@@ -254,7 +255,7 @@ static struct st_end *st_end_new(struct kunit *test, struct ib_pd *pd,
 		.qp_type = IB_QPT_RC,
 		.sq_sig_type = IB_SIGNAL_REQ_WR,
 		.cap = {
-			.max_send_wr = 64, .max_recv_wr = 64,
+			.max_send_wr = wrs, .max_recv_wr = wrs,
 			.max_send_sge = 4, .max_recv_sge = 4,
 		},
 	};
@@ -266,6 +267,12 @@ static struct st_end *st_end_new(struct kunit *test, struct ib_pd *pd,
 	/* What iw_cm grants every QP it connects (at INIT). */
 	st_qp_access(test, e, ST_QP_RIGHTS);
 	return e;
+}
+
+static struct st_end *st_end_new(struct kunit *test, struct ib_pd *pd,
+				 bool direct)
+{
+	return st_end_new_wrs(test, pd, direct, 64);
 }
 
 static enum ib_qp_state st_state(struct kunit *test, struct st_end *e)
@@ -2728,9 +2735,13 @@ static u32 st_fill(struct kunit *test, struct socket *sock)
  * stream's first send finds it full.  @ird: the IRD the connection agreed.
  * @mk: the QP asked for MPA Markers (the raw peer must send them).
  */
-/* The QP's end with its MRs and receives, and the socket pair; *@qs: its. */
-static struct st_hx *st_hx_prepare(struct kunit *test, bool crc, bool no_recv,
-				   struct socket **qs)
+/*
+ * The QP's end (queues of @wrs work requests) with its MRs and receives,
+ * and the socket pair; *@qs: its.
+ */
+static struct st_hx *st_hx_prepare_wrs(struct kunit *test, bool crc,
+				       bool no_recv, struct socket **qs,
+				       u32 wrs)
 {
 	struct st_hx *x = kunit_kzalloc(test, sizeof(*x), GFP_KERNEL);
 	struct ib_sge sge;
@@ -2738,7 +2749,7 @@ static struct st_hx *st_hx_prepare(struct kunit *test, bool crc, bool no_recv,
 
 	KUNIT_ASSERT_NOT_NULL(test, x);
 	x->crc = crc;
-	x->e = st_end_new(test, st.pd, false);
+	x->e = st_end_new_wrs(test, st.pd, false, wrs);
 	x->mr = st_mr_new(test, st.pd, ST_HX_MR_LEN);
 	st_mr_reg_direct(test, x->mr, st.pd, IB_ACCESS_LOCAL_WRITE |
 			 IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ);
@@ -2766,6 +2777,12 @@ static struct st_hx *st_hx_prepare(struct kunit *test, bool crc, bool no_recv,
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, st_sock_release,
 							x->raw), 0);
 	return x;
+}
+
+static struct st_hx *st_hx_prepare(struct kunit *test, bool crc, bool no_recv,
+				   struct socket **qs)
+{
+	return st_hx_prepare_wrs(test, crc, no_recv, qs, 64);
 }
 
 /* @mk: we asked for Markers (the raw peer sends them). */
@@ -3673,17 +3690,26 @@ static void st_peer_local_term(struct kunit *test)
  * peer got the rest of the Write and a reset.  Now, when the peer reads,
  * it finds the rest of that FPDU only, then the Terminate, then our FIN;
  * the Write completes with a flush error carrying the cause.
+ *
+ * With @linger, an orderly close comes first (SQD): the Write cannot
+ * finish, so the close reaches LINGER at its deadline, our FIN not sent;
+ * SQE there must behave as in RUN (a Terminate before the FIN,
+ * IB_EVENT_QP_FATAL).  Before, LINGER ignored SQE: no Terminate, and the
+ * linger timeout's reset.
  */
 struct st_mid_case {
 	const char *name;
 	bool sqe;		/* the QP to SQE, else a bad FPDU */
 	u8 layer, etype, ecode;
+	bool linger;		/* SQD first, SQE once in LINGER */
 };
 
 static const struct st_mid_case st_mid_cases[] = {
 	{ "bad FPDU: write STag of no MR", false,
 	  ST_DDP_T, RSW_DDP_EC_T_INVALID_STAG },
 	{ "QP to SQE", true, RSW_TERM_LAYER_RDMAP, RSW_RDMAP_ET_CATASTROPHIC, 0 },
+	{ "QP to SQE in the LINGER of an orderly close", true,
+	  RSW_TERM_LAYER_RDMAP, RSW_RDMAP_ET_CATASTROPHIC, 0, true },
 };
 
 KUNIT_ARRAY_PARAM_DESC(st_mid, st_mid_cases, name);
@@ -3788,6 +3814,25 @@ static int st_mid_drain_write(struct kunit *test, struct st_hx *x, u8 *buf,
 	}
 }
 
+/* The QP to SQE; with @linger, SQD first and SQE once in LINGER. */
+static void st_mid_sqe(struct kunit *test, struct st_hx *x,
+		       struct rsw_stream *s, bool linger)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(ST_WAIT_MS);
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_SQE };
+
+	if (linger) {
+		KUNIT_ASSERT_EQ(test, st_modify(x->e, IB_QPS_SQD), 0);
+		while (READ_ONCE(s->phase) != RSW_STREAM_LINGER) {
+			KUNIT_ASSERT_TRUE_MSG(test, time_before(jiffies, end),
+					      "the close never reached LINGER");
+			msleep(5);
+		}
+		KUNIT_ASSERT_FALSE(test, READ_ONCE(s->fin_sent));
+	}
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(x->e->qp, &attr, IB_QP_STATE), 0);
+}
+
 static void st_peer_term_mid_fpdu(struct kunit *test)
 {
 	const struct st_mid_case *c = test->param_value;
@@ -3795,7 +3840,6 @@ static void st_peer_term_mid_fpdu(struct kunit *test)
 		.rev = RSW_MPA_REV_2, .crc = true, .enhanced = true,
 		.ird = ST_HX_IRD, .ord = ST_HX_ORD,
 	};
-	struct ib_qp_attr attr = { .qp_state = IB_QPS_SQE };
 	struct st_lbuf src = st_lbuf_new(test, ST_MID_LEN);
 	u8 *buf = st_vmalloc(test, ST_MID_BUF);
 	const struct rsw_hdr_term *th = (const void *)buf;
@@ -3825,8 +3869,7 @@ static void st_peer_term_mid_fpdu(struct kunit *test)
 	done0 = st_wait_mid_fpdu(test, s);
 
 	if (c->sqe) {
-		KUNIT_ASSERT_EQ(test, ib_modify_qp(x->e->qp, &attr,
-						   IB_QP_STATE), 0);
+		st_mid_sqe(test, x, s, c->linger);
 	} else {
 		st_b_write_no_mr(x);
 		KUNIT_ASSERT_EQ(test, st_send_all(x->raw, x->frame,
@@ -3862,6 +3905,11 @@ static void st_peer_term_mid_fpdu(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ss.term.layer, c->layer);
 	KUNIT_EXPECT_EQ(test, ss.term.etype, c->etype);
 	KUNIT_EXPECT_EQ(test, ss.term.ecode, c->ecode);
+	if (c->sqe) {
+		KUNIT_EXPECT_TRUE(test, test_bit(IB_EVENT_QP_FATAL,
+						 &x->e->events));
+		KUNIT_EXPECT_EQ(test, x->e->closed_status, -ECONNABORTED);
+	}
 }
 
 /*
@@ -4316,6 +4364,318 @@ static void st_peer_fin_mid_fpdu(struct kunit *test)
 }
 
 /*
+ * An orderly close with more WQEs queued than one TX run takes
+ * (RSW_STREAM_TX_BUDGET, 32): every one goes out, then our FIN.  The
+ * stream's work is held while ST_CLOSE_SENDS signaled Sends are posted
+ * and the QP moved to SQD, so the close finds them all queued (checked:
+ * none taken before SQD, else RUN alone could have sent them).  Before,
+ * LINGER started after one budgeted run: 32 Sends went out, then the FIN,
+ * and the rest were flushed.
+ */
+#define ST_CLOSE_SENDS	100
+#define ST_CLOSE_LEN	16
+
+static void st_close_sends_all(struct kunit *test)
+{
+	struct rsw_mpa_conn conn = {
+		.rev = RSW_MPA_REV_2, .crc = true, .enhanced = true,
+		.ird = ST_HX_IRD, .ord = ST_HX_ORD,
+	};
+	struct st_lbuf b = st_lbuf_new(test, ST_CLOSE_LEN);
+	u8 *t = kunit_kzalloc(test, 256, GFP_KERNEL);
+	const union rsw_hdr *h = (const void *)t;
+	struct st_stall *c = &st_stall_ctl;
+	struct socket *qs;
+	struct ib_sge sge;
+	struct st_hx *x;
+	u32 i;
+
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	x = st_hx_prepare_wrs(test, true, false, &qs, 2 * ST_CLOSE_SENDS);
+	st_attach(test, x->e, qs, &conn, false);
+	rsw_stream_start(to_rsw_qp(x->e->qp));
+	st_peer_first(test, x);
+	st_pattern(b.base, ST_CLOSE_LEN, 8);
+	sge = st_sge(st.pd, b.base, ST_CLOSE_LEN);
+	/* A first Send out and completed: the stream is in full operation. */
+	st_post_send(test, x->e, 0, IB_WR_SEND, 0, &sge, 1, 0);
+	st_wc(test, x->e->scq, 0, IB_WC_SUCCESS, IB_WC_SEND, NULL);
+	KUNIT_ASSERT_GT(test, st_read_fpdu(test, x, t, 256), 0);
+
+	st_stall_arm(test, false, true);
+	for (i = 1; i <= ST_CLOSE_SENDS; i++)
+		st_post_send(test, x->e, i, IB_WR_SEND, 0, &sge, 1, 0);
+	KUNIT_ASSERT_TRUE_MSG(test, st_wait_done(&c->work_in, ST_WAIT_MS),
+			      "the stream's work never ran");
+	/* None taken yet: the close, not RUN before it, must send them. */
+	KUNIT_ASSERT_EQ(test, rsw_qp_sq_pending(to_rsw_qp(x->e->qp)),
+			(u32)ST_CLOSE_SENDS);
+	KUNIT_ASSERT_EQ(test, st_modify(x->e, IB_QPS_SQD), 0);
+	complete(&c->work_go);
+
+	for (i = 1; i <= ST_CLOSE_SENDS; i++) {
+		KUNIT_ASSERT_EQ_MSG(test, st_read_fpdu(test, x, t, 256),
+				    (int)(sizeof(h->untagged) + ST_CLOSE_LEN -
+					  RSW_MPA_HDR_LEN),
+				    "Send %u of %u", i, ST_CLOSE_SENDS);
+		KUNIT_EXPECT_EQ(test, rsw_rdmap_opcode(&h->c), RSW_OP_SEND);
+		KUNIT_EXPECT_EQ(test, be32_to_cpu(h->untagged.msn), i + 1);
+		KUNIT_EXPECT_TRUE(test, !memcmp(t + sizeof(h->untagged),
+						b.base, ST_CLOSE_LEN));
+	}
+	KUNIT_EXPECT_EQ_MSG(test, st_read_fpdu(test, x, t, 256), -ENODATA,
+			    "no FIN after the Sends");
+	for (i = 1; i <= ST_CLOSE_SENDS; i++)
+		st_wc(test, x->e->scq, i, IB_WC_SUCCESS, IB_WC_SEND, NULL);
+	kernel_sock_shutdown(x->raw, SHUT_WR);
+	KUNIT_EXPECT_TRUE_MSG(test, st_wait_closed(x->e), "closed() not called");
+	KUNIT_EXPECT_EQ(test, x->e->closed_status, 0);
+	KUNIT_EXPECT_EQ(test, st_state(test, x->e), IB_QPS_ERR);
+	st_wc(test, x->e->rcq, 50, IB_WC_WR_FLUSH_ERR, -1, NULL);
+	st_wc(test, x->e->rcq, 51, IB_WC_WR_FLUSH_ERR, -1, NULL);
+	st_cq_empty(test, x->e->scq, "send CQ");
+	KUNIT_EXPECT_EQ(test, st_stats(test, x->e).term_sent, 0);
+}
+
+static void st_linger_ms_restore(void *old)
+{
+	rsw_stream_kunit_set_linger_ms((uintptr_t)old);
+}
+
+/*
+ * An orderly close against a peer that reads nothing (its window shut
+ * from the start): the queued Sends cannot go out, and the close waits for
+ * them only until its deadline; then LINGER, whose timeout resets the
+ * connection, and the QP ends in ERROR with the Sends flushed.  Before, the
+ * stream stayed in RUN with the QP in CLOSING for as long as the peer kept
+ * its window shut.  Deadline and linger timeout lowered to 300 ms; each
+ * Send is larger than TCP can hold for a peer that reads nothing.  The end
+ * is the linger timeout's (status 0, no Terminate), at least the deadline
+ * and the timeout after SQD.
+ */
+#define ST_CLOSE_BIG	SZ_1M
+
+static void st_close_deadline(struct kunit *test)
+{
+	uintptr_t old = rsw_stream_kunit_set_linger_ms(300);
+	struct st_lbuf b = st_lbuf_new(test, ST_CLOSE_BIG);
+	struct ib_sge sge;
+	struct st_hx *x;
+	u32 filled, i;
+	ktime_t t0;
+
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+							st_linger_ms_restore,
+							(void *)old), 0);
+	x = st_hx_up_fill(test, true, false, 0, &filled, ST_HX_IRD, ST_HX_ORD,
+			  false);
+	st_peer_first(test, x);
+	sge = st_sge(st.pd, b.base, ST_CLOSE_BIG);
+	for (i = 1; i <= 3; i++)
+		st_post_send(test, x->e, i, IB_WR_SEND, 0, &sge, 1, 0);
+	st_wait_tx(test, x->e);
+	t0 = ktime_get();
+	KUNIT_ASSERT_EQ(test, st_modify(x->e, IB_QPS_SQD), 0);
+
+	KUNIT_ASSERT_TRUE_MSG(test, st_wait_closed(x->e),
+			      "the close never ended");
+	/*
+	 * The deadline, then the linger timeout: nothing earlier ends it
+	 * (each may come up to a jiffy early in real time).
+	 */
+	KUNIT_EXPECT_GE(test, ktime_ms_delta(ktime_get(), t0),
+			(s64)(2 * 300 - 2 * jiffies_to_msecs(1)));
+	KUNIT_EXPECT_EQ_MSG(test, x->e->closed_status, 0,
+			    "not ended by the linger timeout");
+	KUNIT_EXPECT_EQ(test, st_stats(test, x->e).term_sent, 0);
+	KUNIT_EXPECT_EQ(test, st_state(test, x->e), IB_QPS_ERR);
+	for (i = 1; i <= 3; i++)
+		st_wc(test, x->e->scq, i, IB_WC_WR_FLUSH_ERR, -1, NULL);
+	st_wc(test, x->e->rcq, 50, IB_WC_WR_FLUSH_ERR, -1, NULL);
+	st_wc(test, x->e->rcq, 51, IB_WC_WR_FLUSH_ERR, -1, NULL);
+	st_cq_empty(test, x->e->scq, "send CQ");
+	KUNIT_EXPECT_EQ(test, atomic_read(&x->e->closed_calls), 1);
+}
+
+/* What the peer does about our Read once the close began. */
+enum st_close_rd {
+	ST_CLOSE_RD_ANSWER,	/* sends its Response */
+	ST_CLOSE_RD_LATER,	/* a Read Request of its own, then that */
+	ST_CLOSE_RD_LATE,	/* answers only once we are in LINGER */
+};
+
+/* Until the stream saw the close (@linger: until it is in LINGER). */
+static void st_close_wait(struct kunit *test, struct rsw_stream *s,
+			  bool linger)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(ST_WAIT_MS);
+
+	while (linger ? READ_ONCE(s->phase) != RSW_STREAM_LINGER :
+			!READ_ONCE(s->closing)) {
+		KUNIT_ASSERT_TRUE_MSG(test, time_before(jiffies, end),
+				      "the close never came that far");
+		msleep(2);
+	}
+}
+
+/*
+ * An orderly close waits for our Read in flight: its Response, which the
+ * peer sends after the close began, is placed and the Read completes with
+ * success; then our FIN.  The deadline is set far beyond the case's waits,
+ * so the close must move on when the Response comes, not at the deadline.
+ * Before, LINGER started at once: our FIN went before the Response, which
+ * LINGER discarded, and the Read was flushed.
+ *
+ * ST_CLOSE_RD_LATER: the peer sends a Read Request of its own, once the
+ * stream has seen the close, before that Response (review item 5): an
+ * orderly close answers the Requests owed when it began, not later ones,
+ * so our FIN still comes next, no Read Response before it.  Before, TX
+ * answered the later Request too and the close waited for every Response
+ * owed: a peer that kept asking held it until its deadline.
+ *
+ * ST_CLOSE_RD_LATE (review item 8): the peer answers only after the
+ * close's deadline (1 s here) put the stream in LINGER, behind our FIN.
+ * LINGER discards the Response, and the Read is flushed, exactly once.
+ */
+static void st_close_read(struct kunit *test, enum st_close_rd rd)
+{
+	bool late = rd == ST_CLOSE_RD_LATE;
+	uintptr_t old = rsw_stream_kunit_set_linger_ms(late ? 1000 : 60000);
+	struct st_lbuf rb = st_lbuf_new(test, 8);
+	const union rsw_hdr *th;
+	struct st_hx *x;
+	union rsw_hdr h;
+	u8 *t, b;
+
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+							st_linger_ms_restore,
+							(void *)old), 0);
+	x = st_hx_up(test, true, false);
+	t = st_peer_first(test, x);
+	th = (const void *)t;
+	st_resp_post(test, x, true, (u64 *)rb.base);
+	KUNIT_ASSERT_GT(test, st_read_fpdu(test, x, t, 256), 0);
+	KUNIT_ASSERT_EQ(test, rsw_rdmap_opcode(&th->c), RSW_OP_READ_REQ);
+	KUNIT_ASSERT_EQ(test, st_modify(x->e, IB_QPS_SQD), 0);
+	if (rd != ST_CLOSE_RD_ANSWER)
+		st_close_wait(test, to_rsw_qp(x->e->qp)->stream, late);
+	if (rd == ST_CLOSE_RD_LATER)
+		st_read_req(x, x->mr->mr->rkey, x->mr->mr->iova, 8);
+	if (late)
+		KUNIT_EXPECT_EQ_MSG(test, st_recv_all(x->raw, &b, 1), 0,
+				    "no FIN once in LINGER");
+
+	st_hdr_tagged(&h, RSW_OP_READ_RESP,
+		      be32_to_cpu(th->rreq.rreq.sink_stag),
+		      be64_to_cpu(th->rreq.rreq.sink_to));
+	st_emit(x, &h, sizeof(h.tagged), 8, NULL);
+	/* Late, it may meet the linger timeout's reset: not asserted. */
+	KUNIT_ASSERT_TRUE(test, st_send_all(x->raw, x->frame, x->frame_len) ==
+				(int)x->frame_len || late);
+	if (late) {
+		st_wc(test, x->e->scq, 9, IB_WC_WR_FLUSH_ERR, -1, NULL);
+	} else {
+		st_wc(test, x->e->scq, 9, IB_WC_SUCCESS, IB_WC_RDMA_READ, NULL);
+		KUNIT_EXPECT_TRUE(test, !memcmp(rb.base, x->frame +
+						x->last_off + sizeof(h.tagged),
+						8));
+		KUNIT_EXPECT_EQ_MSG(test, st_recv_all(x->raw, &b, 1), 0,
+				    "no FIN next after the Read completed");
+	}
+	kernel_sock_shutdown(x->raw, SHUT_WR);
+	KUNIT_EXPECT_TRUE_MSG(test, st_wait_closed(x->e), "closed() not called");
+	KUNIT_EXPECT_EQ(test, x->e->closed_status, 0);
+	KUNIT_EXPECT_EQ(test, st_state(test, x->e), IB_QPS_ERR);
+	st_cq_empty(test, x->e->scq, "send CQ");
+}
+
+static void st_close_waits_read(struct kunit *test)
+{
+	st_close_read(test, ST_CLOSE_RD_ANSWER);
+}
+
+static void st_close_later_rreq(struct kunit *test)
+{
+	st_close_read(test, ST_CLOSE_RD_LATER);
+}
+
+static void st_close_read_late(struct kunit *test)
+{
+	st_close_read(test, ST_CLOSE_RD_LATE);
+}
+
+/*
+ * A responder that has received nothing may send nothing: its orderly
+ * close goes to LINGER and our FIN at once, a Send it holds flushed, not
+ * waited for (review item 5).  The close deadline is set far beyond the
+ * case's waits.  Before, the close waited for the Send until the deadline.
+ */
+static void st_close_tx_hold(struct kunit *test)
+{
+	uintptr_t old = rsw_stream_kunit_set_linger_ms(60000);
+	struct st_lbuf b = st_lbuf_new(test, 8);
+	struct ib_sge sge;
+	struct st_hx *x;
+	u8 c;
+
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+							st_linger_ms_restore,
+							(void *)old), 0);
+	x = st_hx_up(test, true, false);
+	KUNIT_ASSERT_TRUE(test, READ_ONCE(to_rsw_qp(x->e->qp)->stream->tx_hold));
+	sge = st_sge(st.pd, b.base, 8);
+	st_post_send(test, x->e, 1, IB_WR_SEND, 0, &sge, 1, 0);
+	KUNIT_ASSERT_EQ(test, st_modify(x->e, IB_QPS_SQD), 0);
+	KUNIT_EXPECT_EQ_MSG(test, st_recv_all(x->raw, &c, 1), 0,
+			    "no FIN at once after the close");
+	kernel_sock_shutdown(x->raw, SHUT_WR);
+	KUNIT_EXPECT_TRUE_MSG(test, st_wait_closed(x->e), "closed() not called");
+	KUNIT_EXPECT_EQ(test, x->e->closed_status, 0);
+	st_wc(test, x->e->scq, 1, IB_WC_WR_FLUSH_ERR, -1, NULL);
+	st_cq_empty(test, x->e->scq, "send CQ");
+}
+
+/*
+ * SQE in the LINGER of an orderly close once our FIN is out: nothing can
+ * be sent any more, so the stream ends at once with a reset, the QP in
+ * ERROR with IB_EVENT_QP_FATAL and the Terminate's cause (RDMAP Local
+ * Catastrophic) in its flushed completions, well before the linger
+ * timeout (noted, never held).  Before, LINGER ignored SQE: the stream
+ * waited out the timeout, with no event.
+ */
+static void st_close_sqe_after_fin(struct kunit *test)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(ST_WAIT_MS);
+	struct rsw_stream *s;
+	struct st_hx *x;
+	u8 b;
+
+	st_stall_arm(test, false, false);
+	WRITE_ONCE(st_stall_ctl.note_linger, true);
+	x = st_hx_up(test, true, false);
+	s = to_rsw_qp(x->e->qp)->stream;
+	st_peer_first(test, x);
+	/* The peer spoke: we may send (else SQE could only reset). */
+	while (READ_ONCE(s->tx_hold)) {
+		KUNIT_ASSERT_TRUE_MSG(test, time_before(jiffies, end),
+				      "the peer's first FPDU never came");
+		msleep(2);
+	}
+	KUNIT_ASSERT_EQ(test, st_modify(x->e, IB_QPS_SQD), 0);
+	KUNIT_ASSERT_EQ_MSG(test, st_recv_all(x->raw, &b, 1), 0,
+			    "no FIN after the close");
+	KUNIT_ASSERT_EQ(test, st_modify(x->e, IB_QPS_SQE), 0);
+	st_hx_check_end_vendor(test, x, IB_WC_WR_FLUSH_ERR, 0,
+			       st_term_ve(RSW_TERM_LAYER_RDMAP,
+					  RSW_RDMAP_ET_CATASTROPHIC, 0));
+	KUNIT_EXPECT_FALSE_MSG(test, completion_done(&st_stall_ctl.linger_in),
+			       "the stream ended by its linger timeout");
+	KUNIT_EXPECT_TRUE(test, test_bit(IB_EVENT_QP_FATAL, &x->e->events));
+	KUNIT_EXPECT_EQ(test, x->e->closed_status, -ECONNABORTED);
+	KUNIT_EXPECT_EQ(test, st_stats(test, x->e).term_sent, 0);
+}
+
+/*
  * Issue 11: RX runs in the socket's data-ready callback.  With the
  * stream's work held at its start, a Write and a Send from the peer are
  * still placed and the Send completes: nothing on the receive path waits
@@ -4404,6 +4764,13 @@ static struct kunit_case st_cases[] = {
 	KUNIT_CASE_PARAM(st_peer_rtr_full, st_rtr_full_gen_params),
 	KUNIT_CASE(st_linger_destroy),
 	KUNIT_CASE(st_rx_in_data_ready),
+	KUNIT_CASE(st_close_sends_all),
+	KUNIT_CASE(st_close_deadline),
+	KUNIT_CASE(st_close_waits_read),
+	KUNIT_CASE(st_close_later_rreq),
+	KUNIT_CASE(st_close_read_late),
+	KUNIT_CASE(st_close_tx_hold),
+	KUNIT_CASE(st_close_sqe_after_fin),
 	{}
 };
 

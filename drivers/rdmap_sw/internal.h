@@ -632,6 +632,20 @@ void rsw_qp_sq_local(struct rsw_qp *qp, const struct rdmap_sw_sqe *sqe,
  */
 u32 rsw_qp_sq_pending(struct rsw_qp *qp);
 /*
+ * The QP leaves RTS for CLOSING (an orderly close): a user SQ accepts the
+ * entries its process posted so far, and from now on takes only those
+ * (the process's later entries are flushed at the stream's end), so a
+ * process that goes on posting cannot extend the close.  A bad tail here
+ * fails the take after the last good entry (the QP to ERROR).  All three
+ * QP locks held.
+ */
+void rsw_qp_sq_close(struct rsw_qp *qp);
+/*
+ * Every send WQE the SQ accepted was taken (in CLOSING: nothing more for
+ * the close to send).  Process context or any, takes sq.lock.
+ */
+bool rsw_qp_sq_taken_all(struct rsw_qp *qp);
+/*
  * Doorbell linger on a user SQ in RTS: its busy flag stays 1 when the SQ
  * runs empty, so the process posts without ringing and the stream must
  * come back for the entries (true: lingering; false: a kernel SQ or not

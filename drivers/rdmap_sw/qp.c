@@ -232,6 +232,7 @@ static int rsw_qp_enter_idle(struct rsw_qp *qp, enum ib_qp_state to)
 		/* A completed orderly close: nothing may be left behind. */
 		if (sq->head != sq->tail || rq->head != rq->tail)
 			return -EINVAL;
+		sq->close_bad = false;	/* rsw_qp_sq_close()'s, of this close */
 		break;
 	default:	/* ERROR, to RESET */
 		/* Work requests still with an engine complete first. */
@@ -262,13 +263,16 @@ static int rsw_qp_enter_rts(struct rsw_qp *qp, enum ib_qp_state to)
 }
 
 /*
- * CLOSING and TERMINATE change the state only; the stream's work item,
- * kicked after every state change, closes the connection in order
+ * CLOSING and TERMINATE change the state only (but for a user SQ's tail,
+ * accepted as the close starts: rsw_qp_sq_close()); the stream's work
+ * item, kicked after every state change, closes the connection in order
  * (CLOSING) or sends a Terminate and ends in ERROR (TERMINATE, see
  * rsw_stream_run_locked()).
  */
 static int rsw_qp_enter_stream_end(struct rsw_qp *qp, enum ib_qp_state to)
 {
+	if (to == IB_QPS_SQD)
+		rsw_qp_sq_close(qp);
 	return 0;
 }
 

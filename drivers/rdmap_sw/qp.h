@@ -100,6 +100,7 @@ struct rsw_wq {
 	u32 next;
 	u32 tail;
 	bool keep_busy;		/* user SQ: the stream lingers, busy stays 1 */
+	bool close_bad;		/* user SQ: its tail was bad at the close */
 	u64 cq_overruns;	/* completions the CQ had no room for */
 };
 

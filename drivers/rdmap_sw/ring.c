@@ -463,6 +463,7 @@ void rsw_wq_reset(struct rsw_wq *wq)
 		wq->head = wq->tail;
 		wq->next = wq->tail;
 		wq->keep_busy = false;
+		wq->close_bad = false;
 		rsw_wq_user_busy(wq, 0);
 		rsw_wq_user_head(wq);
 		return;
@@ -675,6 +676,14 @@ static enum rsw_wq_take rsw_wq_take_user(struct rsw_qp *qp, struct rsw_wq *wq,
 	u8 status;
 
 	if (wq->next == wq->tail) {
+		/*
+		 * Closing: only what was accepted (rsw_qp_sq_close()); a bad
+		 * tail then fails the take after the last good entry, as it
+		 * would have had the take read it.
+		 */
+		if (sq && (qp->state == RSW_QPS_CLOSING ||
+			   qp->state == RSW_QPS_TERMINATE))
+			return wq->close_bad ? RSW_TAKE_BAD : RSW_TAKE_NONE;
 		if (!rsw_wq_user_tail(wq))
 			return RSW_TAKE_BAD;
 		if (wq->next == wq->tail && sq && !wq->keep_busy) {
@@ -918,6 +927,33 @@ u32 rsw_qp_sq_pending(struct rsw_qp *qp)
 	return tail - data_race(sq->next);	/* a hint, see above */
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_qp_sq_pending);
+
+void rsw_qp_sq_close(struct rsw_qp *qp)
+{
+	struct rsw_wq *sq = &qp->sq;
+
+	lockdep_assert_held(&sq->lock);
+	/*
+	 * A bad tail keeps the last good one (the flush takes the same) and
+	 * is remembered: once the good entries are taken, the take fails
+	 * and the QP goes to ERROR, the stream's end abortive.
+	 */
+	if (sq->uctrl && qp->state == RSW_QPS_RTS)
+		sq->close_bad = !rsw_wq_user_tail(sq);
+}
+
+bool rsw_qp_sq_taken_all(struct rsw_qp *qp)
+{
+	struct rsw_wq *sq = &qp->sq;
+	unsigned long flags;
+	bool all;
+
+	spin_lock_irqsave(&sq->lock, flags);
+	all = sq->next == sq->tail;
+	spin_unlock_irqrestore(&sq->lock, flags);
+	return all;
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_qp_sq_taken_all);
 
 bool rsw_qp_sq_linger_on(struct rsw_qp *qp)
 {

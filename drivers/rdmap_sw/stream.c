@@ -36,7 +36,7 @@
  *  - Wakeups: write space, state changes, post_send and modify_qp queue
  *    the work; RX queues it only when it left something to do (a Read
  *    Request to answer, a Read completed while TX holds a WQE back for
- *    ORD or a fence, the
+ *    ORD or a fence or an orderly close waits for it, the
  *    first FPDU a responder waited for, the end of RUN, a deferred
  *    completion, its budget spent).  Completions reach the CQ straight
  *    from RX, and in softirq so does the CQ's handler, called once the
@@ -48,11 +48,17 @@
  *
  * Phases:
  *   IDLE    attached, QP in RTS, waiting for rsw_stream_start()
- *   RUN     full operation
- *   LINGER  our side is finished (after a Terminate, or an orderly close
- *           asked for with modify_qp to SQD): what is still queued goes
- *           out, then our FIN; incoming octets are discarded until the
- *           peer's FIN or RSW_STREAM_LINGER_MS
+ *   RUN     full operation; an orderly close (modify_qp to SQD, the QP in
+ *           CLOSING) stays in RUN until everything the SQ held at the
+ *           close and every Response owed then is sent and our Reads have
+ *           their Responses, or until its deadline
+ *           (rsw_stream_close_ready())
+ *   LINGER  our side is finished (after a Terminate, or an orderly close):
+ *           the message in progress (or our pending Terminate) goes out,
+ *           then our FIN; incoming octets are discarded until the peer's
+ *           FIN or the linger timeout (RSW_STREAM_LINGER_MS).  modify_qp
+ *           to SQE here sends our Terminate before the FIN, as in RUN, or
+ *           resets once the FIN is out (rsw_stream_linger_sqe())
  *   DONE    QP in ERROR and flushed, socket released, closed() reported,
  *           the QP reference dropped
  * A QP moved to ERROR (by the ULP, a completion error or destroy_qp), a
@@ -80,7 +86,8 @@
  * initiator could not send it or its RTR Read has no Response), the stream
  * ends abortively (-ETIMEDOUT).  The deadline is a time (rtr_deadline),
  * checked whenever the work runs, after RX took what had come; the linger
- * delayed work, idle until LINGER, kicks the work at it.
+ * delayed work, idle until LINGER, kicks the work at it, and at the
+ * orderly close's deadline.
  *
  * Lifetime.  The stream is allocated by rsw_stream_attach(), owned by its
  * QP (qp->stream) and freed by rsw_stream_free() from destroy_qp, after
@@ -118,8 +125,13 @@
 #include "stream_priv.h"
 #include "trace.h"
 
-/* How long our FIN waits for the peer's before the socket is reset. */
+/*
+ * How long our FIN waits for the peer's before the socket is reset, and
+ * how long an orderly close may take to send what it owes before LINGER
+ * starts anyway (KUnit may lower both).
+ */
 #define RSW_STREAM_LINGER_MS	3000
+static unsigned int rsw_stream_linger_ms = RSW_STREAM_LINGER_MS;
 /* How long a peer-to-peer responder waits for the RTR (KUnit may lower). */
 #define RSW_STREAM_RTR_MS	10000
 static unsigned int rsw_stream_rtr_ms = RSW_STREAM_RTR_MS;
@@ -374,6 +386,17 @@ static void rsw_stream_tx_abort(struct rsw_stream *s)
 	rsw_tx_abort(&s->tx, s->qp);
 }
 
+/*
+ * Where the Responses TX may send end: every one owed, but in an orderly
+ * close only those owed when it began (close_rr, rsw_stream_close_ready()):
+ * later Requests are not answered, so a peer that keeps asking cannot keep
+ * the close from its FIN.  Socket owned.
+ */
+static u32 rsw_stream_rr_end(const struct rsw_stream *s)
+{
+	return s->closing ? s->close_rr : s->rr_tail;
+}
+
 /* Owed Read and Atomic Responses, oldest first, between messages. */
 static int rsw_stream_tx_rresp(struct rsw_stream *s)
 {
@@ -381,7 +404,7 @@ static int rsw_stream_tx_rresp(struct rsw_stream *s)
 	const struct rsw_tx_rresp *rr;
 	int ret = 0;
 
-	while (s->rr_head != s->rr_tail) {
+	while (s->rr_head != rsw_stream_rr_end(s)) {
 		rr = &s->rr[s->rr_head % s->rr_size];
 		ret = rsw_tx_read_response(&s->tx, rr, &term);
 		if (ret == -EBUSY)
@@ -463,7 +486,8 @@ static bool rsw_stream_tx_engine(struct rsw_stream *s)
 	if (ret < 0)
 		goto fail;
 	s->tx_taken += ret;
-	return ret == RSW_STREAM_TX_BUDGET || s->rr_head != s->rr_tail;
+	return ret == RSW_STREAM_TX_BUDGET ||
+	       s->rr_head != rsw_stream_rr_end(s);
 fail:
 	rsw_stream_set_why(s, RSW_WHY_ABORT, ret);
 	return false;
@@ -736,7 +760,7 @@ static void rsw_stream_linger(struct rsw_stream *s)
 	WRITE_ONCE(s->phase, RSW_STREAM_LINGER);
 	/* mod: the RTR deadline of RUN may still be pending */
 	mod_delayed_work(rsw_stream_wq, &s->linger,
-			 msecs_to_jiffies(RSW_STREAM_LINGER_MS));
+			 msecs_to_jiffies(READ_ONCE(rsw_stream_linger_ms)));
 }
 
 /* Our Terminate is all in TCP: count it (stats are for KUnit). */
@@ -871,6 +895,83 @@ static void rsw_stream_rtr_timeout(struct rsw_stream *s)
 }
 
 /*
+ * modify_qp to SQE (TERMINATE), socket owned, in RUN or in the LINGER of
+ * an orderly close: the iWARP verbs' Terminate state sends a Terminate,
+ * RDMAP Local Catastrophic Error as nothing on the wire caused it, and
+ * the stream ends with the QP in ERROR.  A responder that has received
+ * nothing may send nothing: the end is a reset.  False if the QP is not
+ * in TERMINATE or an end is decided already.
+ */
+static bool rsw_stream_sqe(struct rsw_stream *s)
+{
+	if (s->why || READ_ONCE(s->qp->state) != RSW_QPS_TERMINATE)
+		return false;
+	if (s->tx_hold)
+		rsw_stream_set_why(s, RSW_WHY_ABORT, -ECONNABORTED);
+	else
+		rsw_stream_local_term(s);
+	return true;
+}
+
+/*
+ * Whether an orderly close has sent all it owes, socket owned: no message
+ * in progress, no WQE held back (a fence, ORD) or not yet taken, every
+ * Read or Atomic Response owed when the close began sent (later ones are
+ * not: rsw_stream_rr_end()), and no Read or Atomic of ours awaiting its
+ * Response (LINGER discards what comes, so it would only be flushed: an
+ * orderly close waits for it).
+ */
+static bool rsw_stream_close_drained(struct rsw_stream *s)
+{
+	return s->tx.msg.kind == RSW_TX_IDLE && !s->tx.sqe_pending &&
+	       s->rr_head == s->close_rr &&
+	       !rsw_tx_reads_outstanding(&s->tx) &&
+	       rsw_qp_sq_taken_all(s->qp);
+}
+
+/*
+ * RUN, socket owned: whether an orderly close (the QP in CLOSING) may go
+ * on to LINGER and our FIN: at once for a responder that has received
+ * nothing (tx_hold).  Else first everything the SQ held at the close
+ * (rsw_qp_sq_close()) goes out, with the Responses owed then, and our
+ * Reads get their Responses.  A peer that keeps its window shut or never answers
+ * cannot hold the QP in CLOSING past the close deadline,
+ * rsw_stream_linger_ms after RUN first saw CLOSING: LINGER starts anyway,
+ * finishes the message in progress if TCP lets it, and the rest is
+ * flushed at the end.  The linger work, idle until LINGER, kicks the work
+ * at that deadline (or at the RTR deadline if it is earlier).
+ */
+static bool rsw_stream_close_ready(struct rsw_stream *s)
+{
+	unsigned long at, now = jiffies;
+
+	if (READ_ONCE(s->qp->state) != RSW_QPS_CLOSING)
+		return false;
+	/* A responder that has received nothing can send nothing. */
+	if (s->tx_hold)
+		return true;
+	if (!s->closing) {
+		s->closing = true;
+		s->close_deadline = now +
+			msecs_to_jiffies(READ_ONCE(rsw_stream_linger_ms));
+		s->close_rr = s->rr_tail;
+	}
+	if (rsw_stream_close_drained(s))
+		return true;
+	at = s->close_deadline;
+	if (time_after_eq(now, at)) {
+		rsw_stream_dbg(s, "orderly close: deadline, the rest flushed\n");
+		return true;
+	}
+	if (rsw_stream_rtr_pending(s) &&
+	    time_before(READ_ONCE(s->rtr_deadline), at))
+		at = READ_ONCE(s->rtr_deadline);
+	mod_delayed_work(rsw_stream_wq, &s->linger,
+			 time_after(at, now) ? at - now : 0);
+	return false;
+}
+
+/*
  * RUN, socket owned: RX left over, then TX unless RUN is ending, then the
  * Terminate or an orderly close.  What RUN's end is, in *@why; true if
  * there is more to do at once.
@@ -881,18 +982,7 @@ static bool rsw_stream_run_locked(struct rsw_stream *s,
 	bool more = rsw_stream_rx(s);
 
 	rsw_stream_rtr_timeout(s);
-	/*
-	 * modify_qp to SQE (TERMINATE): the iWARP verbs' Terminate state
-	 * sends a Terminate, RDMAP Local Catastrophic Error as nothing on
-	 * the wire caused it, and the stream ends with the QP in ERROR.
-	 */
-	if (READ_ONCE(s->qp->state) == RSW_QPS_TERMINATE) {
-		/* A responder that has received nothing may send nothing. */
-		if (s->tx_hold)
-			rsw_stream_set_why(s, RSW_WHY_ABORT, -ECONNABORTED);
-		else
-			rsw_stream_local_term(s);
-	}
+	rsw_stream_sqe(s);
 	if (rsw_stream_tx_ready(s))
 		more |= rsw_stream_tx(s);
 	*why = s->why;
@@ -900,9 +990,7 @@ static bool rsw_stream_run_locked(struct rsw_stream *s,
 		rsw_stream_terminate(s);
 		return true;
 	}
-	/* An orderly close once the message in progress is out. */
-	if (!*why && !s->eof && READ_ONCE(s->qp->state) == RSW_QPS_CLOSING &&
-	    s->tx.msg.kind == RSW_TX_IDLE) {
+	if (!*why && !s->eof && rsw_stream_close_ready(s)) {
 		rsw_stream_linger(s);
 		return true;
 	}
@@ -1013,18 +1101,65 @@ static int rsw_stream_linger_tx(struct rsw_stream *s)
 	return ret;
 }
 
+/* What modify_qp to SQE in LINGER leaves the caller to do. */
+enum rsw_stream_sqe_act {
+	RSW_SQE_NONE,		/* not in TERMINATE (or an end decided) */
+	RSW_SQE_TERM,		/* our Terminate pending: LINGER goes on */
+	RSW_SQE_END,		/* nothing can be sent: reset */
+};
+
+/*
+ * LINGER after an orderly close, socket owned: modify_qp to SQE, RUN's
+ * rule (rsw_stream_sqe()).  Before our FIN, our Terminate becomes pending:
+ * rsw_stream_linger_tx() sends it at the next FPDU boundary (the message
+ * in progress abandoned, its WQE flushed with the cause), then our FIN.
+ * Once our FIN is out nothing more can be said in band: the stream ends
+ * with a reset (a peer that read our FIN first may have ended in order;
+ * that is timing).  Both ways the QP goes to ERROR with the cause in its
+ * flushed completions and IB_EVENT_QP_FATAL (rsw_stream_linger_sqe_done()),
+ * but for a responder that has received nothing (tx_hold): the end is a
+ * reset with no cause and no event, as in RUN.
+ */
+static enum rsw_stream_sqe_act rsw_stream_linger_sqe(struct rsw_stream *s)
+{
+	sock_owned_by_me(s->sock->sk);
+	if (!rsw_stream_sqe(s))
+		return RSW_SQE_NONE;
+	if (s->why != RSW_WHY_TERMINATE || s->fin_sent)
+		return RSW_SQE_END;
+	s->term_pending = true;
+	/* A fresh linger timeout for it, as RUN's rsw_stream_terminate(). */
+	rsw_stream_linger(s);
+	return RSW_SQE_TERM;
+}
+
+/* After rsw_stream_linger_sqe()'s @act, socket released: true if ended. */
+static bool rsw_stream_linger_sqe_done(struct rsw_stream *s,
+				       enum rsw_stream_sqe_act act)
+{
+	if (act == RSW_SQE_NONE)
+		return false;
+	if (s->why == RSW_WHY_TERMINATE)
+		rsw_stream_terminated(s, &s->term.why.cause);
+	if (act == RSW_SQE_TERM)
+		return false;
+	rsw_stream_end(s, true, 0);
+	return true;
+}
+
 /*
  * LINGER: discard what comes, finish what is queued, then our FIN; the
  * end once the peer's FIN came or the linger timeout ran.  A timeout that
  * comes while TCP is still full ends the stream with a reset before that
  * output (a pending Terminate included) went out: the peer that reads
- * nothing for RSW_STREAM_LINGER_MS hears nothing more.  So does the peer's
+ * nothing for rsw_stream_linger_ms hears nothing more.  So does the peer's
  * FIN while our output is not all in TCP: a FIN of ours after a truncated
  * FPDU would leave the peer a malformed stream.
  */
 static bool rsw_stream_step_linger(struct rsw_stream *s)
 {
 	struct sock *sk = s->sock->sk;
+	enum rsw_stream_sqe_act sqe;
 	bool more;
 	int ret;
 
@@ -1035,9 +1170,12 @@ static bool rsw_stream_step_linger(struct rsw_stream *s)
 	}
 	lock_sock(sk);
 	more = rsw_stream_rx(s);
-	if (!s->fin_sent)
+	sqe = rsw_stream_linger_sqe(s);
+	if (!s->fin_sent && sqe != RSW_SQE_END)
 		ret = rsw_stream_linger_tx(s);
 	release_sock(sk);
+	if (rsw_stream_linger_sqe_done(s, sqe))
+		return false;
 	if (ret && ret != -EAGAIN) {
 		/* Output failed mid-way: a FIN would end a truncated stream. */
 		rsw_stream_end(s, true, ret);
@@ -1085,6 +1223,12 @@ unsigned int rsw_stream_kunit_set_rtr_ms(unsigned int ms)
 	return xchg(&rsw_stream_rtr_ms, ms ?: RSW_STREAM_RTR_MS);
 }
 EXPORT_SYMBOL_IF_KUNIT(rsw_stream_kunit_set_rtr_ms);
+
+unsigned int rsw_stream_kunit_set_linger_ms(unsigned int ms)
+{
+	return xchg(&rsw_stream_linger_ms, ms ?: RSW_STREAM_LINGER_MS);
+}
+EXPORT_SYMBOL_IF_KUNIT(rsw_stream_kunit_set_linger_ms);
 
 static void rsw_stream_stall(bool linger)
 {

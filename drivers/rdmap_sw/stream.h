@@ -55,6 +55,11 @@ struct rsw_stream_stats {
 void rsw_stream_kunit_set_stall(void (*stall)(bool linger));
 /* KUnit only: the RTR deadline in ms (0: the default); the old one. */
 unsigned int rsw_stream_kunit_set_rtr_ms(unsigned int ms);
+/*
+ * KUnit only: the linger timeout and the orderly close's deadline in ms
+ * (0: the default); the old one.
+ */
+unsigned int rsw_stream_kunit_set_linger_ms(unsigned int ms);
 #endif
 
 #endif /* _RDMAP_SW_STREAM_H */

@@ -120,6 +120,9 @@ struct rsw_stream {
 	bool rtr_read;			/* our RTR Read awaits its response */
 	bool rtr_wait;			/* responder (p2p): RTR not yet seen */
 	unsigned long rtr_deadline;	/* jiffies: an RTR still pending ends RUN */
+	bool closing;			/* RUN saw CLOSING: the two below are set */
+	unsigned long close_deadline;	/* jiffies: LINGER starts, sent or not */
+	u32 close_rr;			/* rr_tail then: the Responses it sends */
 	bool rx_wake;			/* RX left the work item something */
 	bool tx_active;			/* in the TX engine: see data-ready */
 	bool tx_push;			/* push after release: rsw_stream_release() */

@@ -240,6 +240,18 @@ static bool rsw_stream_place_tagged(void *ctx, const struct rsw_rx_seg *seg,
 	return true;
 }
 
+/*
+ * A Read or Atomic of ours has its Response: the work must look if TX
+ * holds a WQE back for the Reads (ORD, a fence), or if an orderly close
+ * waits for them (rsw_stream_close_ready(), stream.c).
+ */
+static void rsw_stream_read_wake(struct rsw_stream *s)
+{
+	if (s->tx.sqe_pending ||
+	    READ_ONCE(s->qp->state) == RSW_QPS_CLOSING)
+		s->rx_wake = true;
+}
+
 /* The last segment of a Read Response: complete the oldest Read. */
 static bool rsw_stream_read_done(struct rsw_stream *s,
 				 struct rsw_term_cause *term)
@@ -260,9 +272,7 @@ static bool rsw_stream_read_done(struct rsw_stream *s,
 	}
 	rd = *oldest;
 	rsw_tx_read_done(&s->tx, &idx);
-	/* TX holds a WQE back for the Reads (ORD, fence): it may go now. */
-	if (s->tx.sqe_pending)
-		s->rx_wake = true;
+	rsw_stream_read_wake(s);
 	if (s->rtr_read) {
 		s->rtr_read = false;
 		s->rx_wake = true;
@@ -456,8 +466,7 @@ bool rsw_stream_deliver_atomic_resp(struct rsw_stream *s,
 		rsw_mr_ref_put(&ref);
 	}
 	rsw_tx_read_done(&s->tx, &idx);
-	if (s->tx.sqe_pending)
-		s->rx_wake = true;
+	rsw_stream_read_wake(s);
 	if (status != RDMAP_SW_WC_SUCCESS) {
 		/*
 		 * Our result buffer failed us, not the peer: a Local

@@ -390,7 +390,10 @@ struct rdmap_sw_rqe {
  * no doorbell: receives are taken when a Send arrives.  Once the QP is in
  * ERROR the kernel keeps ctrl.busy at 0, so every post rings and is
  * flushed; a post_recv command with no work requests likewise flushes
- * receives posted after the QP went to ERROR.
+ * receives posted after the QP went to ERROR.  From the move to SQD the
+ * kernel takes only the send entries before the ctrl.tail it saw at that
+ * move; later ones are flushed when the QP reaches ERROR
+ * (Documentation/userspace.rst, "The send ring after SQD").
  *
  * User QPs cannot post IB_WR_REG_MR or IB_WR_LOCAL_INV (they name kernel
  * objects); such an entry fails validation.
