@@ -4526,12 +4526,13 @@ static void st_close_wait(struct kunit *test, struct rsw_stream *s,
  * Before, LINGER started at once: our FIN went before the Response, which
  * LINGER discarded, and the Read was flushed.
  *
- * ST_CLOSE_RD_LATER: the peer sends a Read Request of its own, once the
- * stream has seen the close, before that Response (review item 5): an
- * orderly close answers the Requests owed when it began, not later ones,
- * so our FIN still comes next, no Read Response before it.  Before, TX
- * answered the later Request too and the close waited for every Response
- * owed: a peer that kept asking held it until its deadline.
+ * ST_CLOSE_RD_LATER: the peer sends a Read Request of its own once the
+ * stream has seen the close, while our Read is still in flight (both ends
+ * closing at once, each with a Read out): the close still has work of its
+ * own, so that Request is answered, our Read Response before the Response
+ * to ours is even sent, and our FIN only after both (rsw_stream_close_
+ * track(); second review, item 1: answering only the Requests owed when
+ * the close began flushed such a Read at the peer).
  *
  * ST_CLOSE_RD_LATE (review item 8): the peer answers only after the
  * close's deadline (1 s here) put the stream in LINGER, behind our FIN.
@@ -4559,8 +4560,20 @@ static void st_close_read(struct kunit *test, enum st_close_rd rd)
 	KUNIT_ASSERT_EQ(test, st_modify(x->e, IB_QPS_SQD), 0);
 	if (rd != ST_CLOSE_RD_ANSWER)
 		st_close_wait(test, to_rsw_qp(x->e->qp)->stream, late);
-	if (rd == ST_CLOSE_RD_LATER)
+	if (rd == ST_CLOSE_RD_LATER) {
+		u8 *r = kunit_kzalloc(test, 256, GFP_KERNEL);
+
+		KUNIT_ASSERT_NOT_NULL(test, r);
 		st_read_req(x, x->mr->mr->rkey, x->mr->mr->iova, 8);
+		KUNIT_ASSERT_EQ(test, st_send_all(x->raw, x->frame,
+						  x->frame_len),
+				(int)x->frame_len);
+		x->frame_len = 0;
+		KUNIT_ASSERT_GT_MSG(test, st_read_fpdu(test, x, r, 256), 0,
+				    "the peer's Read in our close: no answer");
+		KUNIT_EXPECT_EQ(test, rsw_rdmap_opcode(&((union rsw_hdr *)r)->c),
+				RSW_OP_READ_RESP);
+	}
 	if (late)
 		KUNIT_EXPECT_EQ_MSG(test, st_recv_all(x->raw, &b, 1), 0,
 				    "no FIN once in LINGER");

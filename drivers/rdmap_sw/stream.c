@@ -388,9 +388,9 @@ static void rsw_stream_tx_abort(struct rsw_stream *s)
 
 /*
  * Where the Responses TX may send end: every one owed, but in an orderly
- * close only those owed when it began (close_rr, rsw_stream_close_ready()):
- * later Requests are not answered, so a peer that keeps asking cannot keep
- * the close from its FIN.  Socket owned.
+ * close only up to close_rr (rsw_stream_close_track()): Requests that come
+ * once the close's own work is done are not answered, so a peer that keeps
+ * asking cannot keep the close from its FIN.  Socket owned.
  */
 static u32 rsw_stream_rr_end(const struct rsw_stream *s)
 {
@@ -915,18 +915,36 @@ static bool rsw_stream_sqe(struct rsw_stream *s)
 
 /*
  * Whether an orderly close has sent all it owes, socket owned: no message
- * in progress, no WQE held back (a fence, ORD) or not yet taken, every
- * Read or Atomic Response owed when the close began sent (later ones are
- * not: rsw_stream_rr_end()), and no Read or Atomic of ours awaiting its
- * Response (LINGER discards what comes, so it would only be flushed: an
- * orderly close waits for it).
+ * in progress, no WQE held back (a fence, ORD) or not yet taken, and no
+ * Read or Atomic of ours awaiting its Response (LINGER discards what
+ * comes, so it would only be flushed: an orderly close waits for it);
+ * then every Read or Atomic Response up to close_rr sent (later ones are
+ * not: rsw_stream_close_track()).
  */
-static bool rsw_stream_close_drained(struct rsw_stream *s)
+static bool rsw_stream_close_own_done(struct rsw_stream *s)
 {
 	return s->tx.msg.kind == RSW_TX_IDLE && !s->tx.sqe_pending &&
-	       s->rr_head == s->close_rr &&
 	       !rsw_tx_reads_outstanding(&s->tx) &&
 	       rsw_qp_sq_taken_all(s->qp);
+}
+
+static bool rsw_stream_close_drained(struct rsw_stream *s)
+{
+	return rsw_stream_close_own_done(s) && s->rr_head == s->close_rr;
+}
+
+/*
+ * RUN, socket owned, before TX: while an orderly close still has work of
+ * its own (rsw_stream_close_own_done()), the Read and Atomic Requests
+ * that come are answered too (a Read crossing the peer's own close, both
+ * ends disconnecting at once, completes); once it has none, close_rr
+ * stays where it is and later Requests go unanswered (flushed at the
+ * peer when the stream ends).
+ */
+static void rsw_stream_close_track(struct rsw_stream *s)
+{
+	if (s->closing && !rsw_stream_close_own_done(s))
+		s->close_rr = s->rr_tail;
 }
 
 /*
@@ -934,8 +952,8 @@ static bool rsw_stream_close_drained(struct rsw_stream *s)
  * on to LINGER and our FIN: at once for a responder that has received
  * nothing (tx_hold).  Else first everything the SQ held at the close
  * (rsw_qp_sq_close()) goes out, with the Responses owed then, and our
- * Reads get their Responses.  A peer that keeps its window shut or never answers
- * cannot hold the QP in CLOSING past the close deadline,
+ * Reads get their Responses.  A peer that keeps its window shut or never
+ * answers cannot hold the QP in CLOSING past the close deadline,
  * rsw_stream_linger_ms after RUN first saw CLOSING: LINGER starts anyway,
  * finishes the message in progress if TCP lets it, and the rest is
  * flushed at the end.  The linger work, idle until LINGER, kicks the work
@@ -983,15 +1001,25 @@ static bool rsw_stream_run_locked(struct rsw_stream *s,
 
 	rsw_stream_rtr_timeout(s);
 	rsw_stream_sqe(s);
+	rsw_stream_close_track(s);
 	if (rsw_stream_tx_ready(s))
 		more |= rsw_stream_tx(s);
+	/*
+	 * A user SQ whose tail was bad at the close (ring.c) ends the close
+	 * abortively on every path to LINGER, not only the one whose take
+	 * reaches that tail.
+	 */
+	if (!s->why && !s->eof && rsw_stream_close_ready(s)) {
+		if (!READ_ONCE(s->qp->sq.close_bad)) {
+			rsw_stream_linger(s);
+			*why = RSW_WHY_NONE;
+			return true;
+		}
+		rsw_stream_set_why(s, RSW_WHY_ABORT, -EIO);
+	}
 	*why = s->why;
 	if (*why == RSW_WHY_TERMINATE) {
 		rsw_stream_terminate(s);
-		return true;
-	}
-	if (!*why && !s->eof && rsw_stream_close_ready(s)) {
-		rsw_stream_linger(s);
 		return true;
 	}
 	return more;
