@@ -8,8 +8,9 @@
  * per local address it covers: a wildcard address becomes one socket per
  * address of our netdev in that family, so two RDMA devices (ours and
  * another iWARP provider) can listen on the same port, each on its own
- * addresses.  A connection (struct rsw_iw_ep) is one iw_cm_id, one cep
- * and the QP.
+ * addresses; it follows the netdev's addresses as they come and go
+ * (below).  A connection (struct rsw_iw_ep) is one iw_cm_id, one cep and
+ * the QP.
  *
  * Events, in the only orders iw_cm accepts:
  *   initiator  CONNECT_REPLY; if its status was 0: [DISCONNECT] CLOSE
@@ -31,6 +32,37 @@
  * user QP only from its own process and a kernel ULP's QP only from a
  * kernel thread or a CAP_NET_ADMIN caller; anything else is -EINVAL
  * before a byte reaches the wire.
+ *
+ * Wildcard listeners follow their netdev's addresses.  The inetaddr and
+ * inet6addr notifiers (module-wide; the IPv6 chain calls in atomic
+ * context) only queue rsw_iw_addr_work, which brings every wildcard
+ * listener in step with its netdev's addresses of now (rsw_iw_sync()): a
+ * cep for each new one, the cep of each one gone destroyed.  It compares
+ * states, not events, so one run covers any number of queued events, in
+ * any order.  At most RSW_IW_MAX_LISTEN addresses per listener; more are
+ * left out, said (rate-limited ibdev_dbg) each time their number grows.
+ *
+ * Lifetime and locks of wildcard listeners.  rsw_iw_listen_lock (mutex)
+ * guards rsw_iw_wildcards, each wildcard listener's ceps and fields
+ * marked so, and the scratch rsw_iw_want.  A wildcard listener is listed
+ * by create_listen before its first sync (an address coming during it is
+ * seen by it or by the run its event queued after the lock is dropped)
+ * until destroy_listen unlists it; the work touches listeners only while
+ * listed, under the lock, so once unlisted the listener and its ceps are
+ * destroy_listen's alone: no flush, no reference needed.  A listed
+ * listener's iw_cm_id is referenced, so its device, and the device's
+ * netdev (held until the reap work), stay.  Device unregistration: a
+ * device whose netdev is gone is not synced any more, and iw_cm destroys
+ * its listeners before the unregistration ends.  Namespace exit:
+ * rsw_cm_net_exit() closes the sockets of listening ceps there, which
+ * stay listed until their address goes or the listener is destroyed; a
+ * bind in a dying namespace is refused (-ENETDOWN, logged, as any failed
+ * bind of a sync).  Module unload: every device, hence every listener,
+ * is gone first (main.c); rsw_iw_exit() then unregisters the notifiers
+ * (nothing queues the work after that) and cancels the work.  Order:
+ * rsw_iw_listen_lock -> a cep's locks (rsw_cm_listen(), rsw_cm_destroy());
+ * connect_request runs under its listening cep's children_lock and takes
+ * none of ours.
  */
 #include <linux/capability.h>
 #include <linux/inetdevice.h>
@@ -46,15 +78,48 @@
 
 static struct workqueue_struct *rsw_iw_wq;
 
-/* Most addresses of one netdev a wildcard listener binds. */
-#define RSW_IW_MAX_LISTEN	32
+/*
+ * Most addresses a wildcard listener listens on, a kernel socket each:
+ * a bound on the memory one rdma_listen() on a wildcard may take.
+ */
+#define RSW_IW_MAX_LISTEN	256
+
+/* An address to listen on, with the port. */
+union rsw_iw_sa {
+	struct sockaddr sa;
+	struct sockaddr_in in;
+	struct sockaddr_in6 in6;
+};
+
+/* One listening cep of a listener, and the address it is bound to. */
+struct rsw_iw_lcep {
+	struct list_head link;		/* on rsw_iw_listen.ceps */
+	union rsw_iw_sa addr;
+	struct rsw_cep *cep;
+};
 
 struct rsw_iw_listen {
-	struct iw_cm_id *cm_id;
+	struct iw_cm_id *cm_id;		/* referenced once created */
 	struct rsw_device *rsw;
-	unsigned int n;
-	struct rsw_cep *cep[RSW_IW_MAX_LISTEN];
+	/* Set at creation. */
+	union rsw_iw_sa addr;		/* the cm_id's local address */
+	int family;
+	bool wildcard;
+	bool dual;			/* an [::] listen taking IPv4 too */
+	int backlog;
+	struct rsw_mpa_params lp;	/* the device's settings then */
+	/* A wildcard listener's: under rsw_iw_listen_lock (see the top). */
+	struct list_head link;		/* on rsw_iw_wildcards */
+	struct list_head ceps;		/* of struct rsw_iw_lcep */
+	unsigned int n;			/* ceps */
+	__be16 port;			/* 0 until a bind picked one */
+	unsigned int left_out;		/* over RSW_IW_MAX_LISTEN, last sync */
 };
+
+static DEFINE_MUTEX(rsw_iw_listen_lock);
+static LIST_HEAD(rsw_iw_wildcards);
+/* A sync's scratch: the addresses the listener wants. */
+static union rsw_iw_sa rsw_iw_want[RSW_IW_MAX_LISTEN];
 
 struct rsw_iw_ep {
 	struct iw_cm_id *cm_id;		/* referenced; NULL until it is ours */
@@ -429,211 +494,354 @@ static int rsw_iw_reject(struct iw_cm_id *cm_id, const void *pdata,
 	return ret;
 }
 
-/* Addresses of our netdev in @family with @port: how many, at most @max. */
-static unsigned int rsw_iw_local_addrs(struct rsw_device *rsw, int family,
-				       __be16 port,
-				       struct sockaddr_storage *out,
-				       unsigned int max)
+/* ----------------------------------------------------------- listeners */
+
+static void rsw_iw_sa_set_port(union rsw_iw_sa *a, __be16 port)
 {
-	struct net_device *ndev = rsw->netdev;
+	/* sin_port and sin6_port share their place. */
+	a->in.sin_port = port;
+}
+
+static __be16 rsw_iw_sa_port(const union rsw_iw_sa *a)
+{
+	return a->in.sin_port;
+}
+
+static bool rsw_iw_sa_any(const union rsw_iw_sa *a)
+{
+	if (a->sa.sa_family == AF_INET)
+		return a->in.sin_addr.s_addr == htonl(INADDR_ANY);
+	if (a->sa.sa_family == AF_INET6)
+		return ipv6_addr_any(&a->in6.sin6_addr);
+	return false;
+}
+
+/* The same host address (ports aside). */
+static bool rsw_iw_sa_same(const union rsw_iw_sa *a, const union rsw_iw_sa *b)
+{
+	if (a->sa.sa_family != b->sa.sa_family)
+		return false;
+	if (a->sa.sa_family == AF_INET)
+		return a->in.sin_addr.s_addr == b->in.sin_addr.s_addr;
+	return ipv6_addr_equal(&a->in6.sin6_addr, &b->in6.sin6_addr) &&
+	       a->in6.sin6_scope_id == b->in6.sin6_scope_id;
+}
+
+/* IPv4 addresses of @ndev with @port, the first @max into @out: how many. */
+static unsigned int rsw_iw_local_addrs4(struct net_device *ndev, __be16 port,
+					union rsw_iw_sa *out, unsigned int max)
+{
+	const struct in_ifaddr *ifa;
+	struct in_device *in;
 	unsigned int n = 0;
 
-	if (family == AF_INET) {
-		struct in_device *in = in_dev_get(ndev);
-		const struct in_ifaddr *ifa;
-
-		if (!in)
-			return 0;
-		rcu_read_lock();
+	rcu_read_lock();
+	in = __in_dev_get_rcu(ndev);
+	if (in) {
 		in_dev_for_each_ifa_rcu(ifa, in) {
-			struct sockaddr_in *sin = (struct sockaddr_in *)&out[n];
-
-			if (n == max)
-				break;
-			*sin = (struct sockaddr_in) {
-				.sin_family = AF_INET,
-				.sin_port = port,
-				.sin_addr.s_addr = ifa->ifa_local,
-			};
+			if (n < max)
+				out[n].in = (struct sockaddr_in) {
+					.sin_family = AF_INET,
+					.sin_port = port,
+					.sin_addr.s_addr = ifa->ifa_local,
+				};
 			n++;
 		}
-		rcu_read_unlock();
-		in_dev_put(in);
-	} else if (IS_ENABLED(CONFIG_IPV6) && family == AF_INET6) {
-		struct inet6_dev *in6 = in6_dev_get(ndev);
-		const struct inet6_ifaddr *ifp;
+	}
+	rcu_read_unlock();
+	return n;
+}
 
-		if (!in6)
-			return 0;
-		read_lock_bh(&in6->lock);
-		list_for_each_entry(ifp, &in6->addr_list, if_list) {
-			struct sockaddr_in6 *sin6 =
-				(struct sockaddr_in6 *)&out[n];
+/*
+ * The same for IPv6.  A tentative address counts (the listener binds it
+ * with freebind: no event says when its DAD is done), one whose DAD
+ * failed does not.
+ */
+static unsigned int rsw_iw_local_addrs6(struct net_device *ndev, __be16 port,
+					union rsw_iw_sa *out, unsigned int max)
+{
+	struct inet6_dev *in6 = in6_dev_get(ndev);
+	const struct inet6_ifaddr *ifp;
+	unsigned int n = 0;
 
-			if (n == max)
-				break;
-			if (ifp->flags & (IFA_F_TENTATIVE | IFA_F_DADFAILED))
-				continue;
-			*sin6 = (struct sockaddr_in6) {
+	if (!in6)
+		return 0;
+	read_lock_bh(&in6->lock);
+	list_for_each_entry(ifp, &in6->addr_list, if_list) {
+		if (ifp->flags & IFA_F_DADFAILED)
+			continue;
+		if (n < max) {
+			out[n].in6 = (struct sockaddr_in6) {
 				.sin6_family = AF_INET6,
 				.sin6_port = port,
 				.sin6_addr = ifp->addr,
 			};
 			if (ipv6_addr_type(&ifp->addr) & IPV6_ADDR_LINKLOCAL)
-				sin6->sin6_scope_id = ndev->ifindex;
-			n++;
+				out[n].in6.sin6_scope_id = ndev->ifindex;
 		}
-		read_unlock_bh(&in6->lock);
-		in6_dev_put(in6);
+		n++;
 	}
+	read_unlock_bh(&in6->lock);
+	in6_dev_put(in6);
 	return n;
 }
 
-static bool rsw_iw_wildcard(const struct sockaddr_storage *ss)
+static unsigned int rsw_iw_local_addrs(struct rsw_device *rsw, int family,
+				       __be16 port, union rsw_iw_sa *out,
+				       unsigned int max)
 {
-	if (ss->ss_family == AF_INET)
-		return ((const struct sockaddr_in *)ss)->sin_addr.s_addr ==
-		       htonl(INADDR_ANY);
-	if (ss->ss_family == AF_INET6)
-		return ipv6_addr_any(&((const struct sockaddr_in6 *)ss)->sin6_addr);
+	if (family == AF_INET)
+		return rsw_iw_local_addrs4(rsw->netdev, port, out, max);
+	if (IS_ENABLED(CONFIG_IPV6) && family == AF_INET6)
+		return rsw_iw_local_addrs6(rsw->netdev, port, out, max);
+	return 0;
+}
+
+/*
+ * The addresses wildcard listener @l wants now, into rsw_iw_want: those
+ * of its family on our netdev and, for an IPv6 wildcard that is not
+ * IPv6-only (rdma_cm's afonly: net.ipv6.bindv6only unless the ULP set
+ * it), the IPv4 ones too, as a dual-stack [::] socket accepts them
+ * (ib_srpt, for one, listens on [::]:port only).  Its own family first:
+ * an ephemeral port is picked by the first bind.  At most
+ * RSW_IW_MAX_LISTEN; beyond that the IPv4 ones of a dual-stack listen keep
+ * up to half the room, so that many IPv6 addresses (a link-local and
+ * several global per prefix are common) cannot crowd them out, nor they
+ * the IPv6 ones.  Returns how many; *@left_out: how many did not fit.
+ */
+static unsigned int rsw_iw_want_addrs(struct rsw_iw_listen *l,
+				      unsigned int *left_out)
+{
+	const unsigned int max = RSW_IW_MAX_LISTEN;
+	unsigned int n, n4 = 0, total, total4 = 0;
+
+	lockdep_assert_held(&rsw_iw_listen_lock);
+	if (l->dual)
+		total4 = rsw_iw_local_addrs(l->rsw, AF_INET, 0, NULL, 0);
+	n = max - min(total4, max / 2);
+	total = rsw_iw_local_addrs(l->rsw, l->family, l->port, rsw_iw_want, n);
+	n = min(total, n);
+	if (l->dual) {
+		total4 = rsw_iw_local_addrs(l->rsw, AF_INET, l->port,
+					    rsw_iw_want + n, max - n);
+		n4 = min(total4, max - n);
+	}
+	*left_out = total + total4 - n - n4;
+	return n + n4;
+}
+
+/*
+ * Listen on @addr for @l, with @l's port, or with the one this bind picks,
+ * which becomes @l's.  The cep joins @l's list.  0 or -errno.
+ */
+static int rsw_iw_listen_add(struct rsw_iw_listen *l,
+			     const union rsw_iw_sa *addr)
+{
+	struct rsw_cm_args args = {
+		.net = rsw_iw_net(l->rsw),
+		.backlog = l->backlog,
+		.lp = &l->lp,
+		.ops = &rsw_iw_cm_ops,
+		.ctx = l,
+		.stats = l->rsw->stats,
+		.freebind = l->wildcard,
+	};
+	struct sockaddr_storage bound;
+	struct rsw_iw_lcep *lc;
+	struct rsw_cep *cep;
+
+	lc = kzalloc(sizeof(*lc), GFP_KERNEL);
+	if (!lc)
+		return -ENOMEM;
+	lc->addr = *addr;
+	rsw_iw_sa_set_port(&lc->addr, l->port);
+	args.local = &lc->addr.sa;
+	cep = rsw_cm_listen(&args);
+	if (IS_ERR(cep)) {
+		kfree(lc);
+		return PTR_ERR(cep);
+	}
+	lc->cep = cep;
+	if (!l->port && !rsw_cm_local_addr(cep, &bound))
+		l->port = ((struct sockaddr_in *)&bound)->sin_port;
+	list_add_tail(&lc->link, &l->ceps);
+	l->n++;
+	return 0;
+}
+
+/* Close @lc's cep (waits for its callbacks) and forget it. */
+static void rsw_iw_listen_drop(struct rsw_iw_listen *l, struct rsw_iw_lcep *lc)
+{
+	list_del(&lc->link);
+	l->n--;
+	rsw_cm_destroy(lc->cep);
+	kfree(lc);
+}
+
+static bool rsw_iw_listening_on(struct rsw_iw_listen *l,
+				const union rsw_iw_sa *a)
+{
+	struct rsw_iw_lcep *lc;
+
+	list_for_each_entry(lc, &l->ceps, link)
+		if (rsw_iw_sa_same(&lc->addr, a))
+			return true;
 	return false;
 }
 
-/*
- * The addresses a wildcard listen of @cm_id binds, at most
- * RSW_IW_MAX_LISTEN: those of its family on our netdev and, for an IPv6
- * wildcard that is not IPv6-only (rdma_cm's afonly: net.ipv6.bindv6only
- * unless the ULP set it), the IPv4 ones too, as a dual-stack [::] socket
- * accepts them.  ib_srpt, for one, listens on [::]:port only.  The IPv4
- * ones take at most half the room and come last (*@extra of them: the
- * listen's own family first, which picks an ephemeral port), so that many
- * IPv6 addresses (one link-local and several global per prefix are
- * common) cannot crowd them out, nor they the IPv6 ones.
- */
-static unsigned int rsw_iw_wildcard_addrs(struct rsw_device *rsw,
-					  const struct iw_cm_id *cm_id,
-					  __be16 port,
-					  struct sockaddr_storage *addr,
-					  unsigned int *extra)
+static bool rsw_iw_wanted(const union rsw_iw_sa *a, unsigned int n)
 {
-	const unsigned int half = RSW_IW_MAX_LISTEN / 2;
-	int family = cm_id->m_local_addr.ss_family;
-	unsigned int n, v4 = 0;
+	unsigned int i;
 
-	/* IPv4 into the upper half, then moved behind the IPv6 ones. */
-	if (family == AF_INET6 && !cm_id->afonly)
-		v4 = rsw_iw_local_addrs(rsw, AF_INET, port, addr + half, half);
-	memmove(addr + RSW_IW_MAX_LISTEN - v4, addr + half,
-		v4 * sizeof(*addr));
-	n = rsw_iw_local_addrs(rsw, family, port, addr,
-			       RSW_IW_MAX_LISTEN - v4);
-	memmove(addr + n, addr + RSW_IW_MAX_LISTEN - v4, v4 * sizeof(*addr));
-	*extra = v4;
-	return n + v4;
+	for (i = 0; i < n; i++)
+		if (rsw_iw_sa_same(a, &rsw_iw_want[i]))
+			return true;
+	return false;
 }
 
-static void rsw_iw_set_port(struct sockaddr_storage *ss, __be16 port)
+/* Addresses over the bound: said once for each time their number grows. */
+static void rsw_iw_note_left_out(struct rsw_iw_listen *l,
+				 unsigned int left_out)
 {
-	if (ss->ss_family == AF_INET)
-		((struct sockaddr_in *)ss)->sin_port = port;
-	else
-		((struct sockaddr_in6 *)ss)->sin6_port = port;
-}
-
-static __be16 rsw_iw_port(const struct sockaddr_storage *ss)
-{
-	if (ss->ss_family == AF_INET)
-		return ((const struct sockaddr_in *)ss)->sin_port;
-	return ((const struct sockaddr_in6 *)ss)->sin6_port;
-}
-
-static void rsw_iw_listen_free(struct rsw_iw_listen *l)
-{
-	while (l->n)
-		rsw_cm_destroy(l->cep[--l->n]);
-	kfree(l);
+	if (left_out > l->left_out)
+		ibdev_dbg_ratelimited(&l->rsw->ibdev,
+				      "wildcard listen on port %u: %u addresses over the limit of %u not listened on\n",
+				      ntohs(l->port), left_out,
+				      RSW_IW_MAX_LISTEN);
+	l->left_out = left_out;
 }
 
 /*
- * One listening CEP of @l per address of @addr[0..@n), the last @extra
- * of them (a dual-stack listen's IPv4 ones) best effort; @port 0 (an
- * ephemeral one): the port the first got, on every address.
+ * Bring wildcard listener @l in step with its netdev's addresses: a cep
+ * for each address it wants, none for any other.  @strict (its creation):
+ * a failed bind of an address of its own family fails the sync, as a
+ * listen on that address would fail; otherwise a failed bind is logged
+ * and tried again by the next sync.
  */
-static int rsw_iw_listen_on(struct rsw_iw_listen *l, struct rsw_cm_args *args,
-			    struct sockaddr_storage *addr, unsigned int n,
-			    unsigned int extra, __be16 port)
+static int rsw_iw_sync(struct rsw_iw_listen *l, bool strict)
 {
-	unsigned int i, j;
+	struct rsw_iw_lcep *lc, *tmp;
+	unsigned int i, n, left_out;
+	const union rsw_iw_sa *a;
+	int ret;
 
+	lockdep_assert_held(&rsw_iw_listen_lock);
+	might_sleep();
+	/* Going away: iw_cm destroys the listener during unregistration. */
+	if (READ_ONCE(l->rsw->netdev_gone))
+		return 0;
+	n = rsw_iw_want_addrs(l, &left_out);
+	rsw_iw_note_left_out(l, left_out);
+	list_for_each_entry_safe(lc, tmp, &l->ceps, link)
+		if (!rsw_iw_wanted(&lc->addr, n))
+			rsw_iw_listen_drop(l, lc);
 	for (i = 0; i < n; i++) {
-		struct rsw_cep *cep;
-
-		args->local = (struct sockaddr *)&addr[i];
-		cep = rsw_cm_listen(args);
-		if (IS_ERR(cep) && i >= n - extra) {
-			ibdev_dbg(&l->rsw->ibdev, "[::] listen: no IPv4 %pISp: %ld\n",
-				  args->local, PTR_ERR(cep));
+		a = &rsw_iw_want[i];
+		if (rsw_iw_listening_on(l, a))
 			continue;
-		}
-		if (IS_ERR(cep))
-			return PTR_ERR(cep);
-		l->cep[l->n++] = cep;
-		if (!port && !rsw_cm_local_addr(cep, &addr[i])) {
-			port = rsw_iw_port(&addr[i]);
-			for (j = i + 1; j < n; j++)
-				rsw_iw_set_port(&addr[j], port);
-		}
+		ret = rsw_iw_listen_add(l, a);
+		if (ret && strict && a->sa.sa_family == l->family)
+			return ret;
+		if (ret)
+			ibdev_dbg_ratelimited(&l->rsw->ibdev,
+					      "wildcard listen: not on %pISc port %u: %d\n",
+					      &a->sa, ntohs(l->port), ret);
 	}
 	return 0;
 }
 
-static int rsw_iw_create_listen(struct iw_cm_id *cm_id, int backlog)
+/* Every wildcard listener follows its netdev's addresses (see the top). */
+static void rsw_iw_addr_work_fn(struct work_struct *work)
+{
+	struct rsw_iw_listen *l;
+
+	mutex_lock(&rsw_iw_listen_lock);
+	list_for_each_entry(l, &rsw_iw_wildcards, link)
+		rsw_iw_sync(l, false);
+	mutex_unlock(&rsw_iw_listen_lock);
+}
+
+static DECLARE_WORK(rsw_iw_addr_work, rsw_iw_addr_work_fn);
+
+/*
+ * An address came or went on some netdev.  inetaddr: process context,
+ * RTNL held; inet6addr: atomic context.  Both only queue the work.
+ */
+static int rsw_iw_addr_event(struct notifier_block *nb, unsigned long event,
+			     void *ptr)
+{
+	if (event == NETDEV_UP || event == NETDEV_DOWN)
+		queue_work(rsw_iw_wq, &rsw_iw_addr_work);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block rsw_iw_inetaddr_nb = {
+	.notifier_call = rsw_iw_addr_event,
+};
+
+static struct notifier_block rsw_iw_inet6addr_nb = {
+	.notifier_call = rsw_iw_addr_event,
+};
+
+static void rsw_iw_listen_free(struct rsw_iw_listen *l)
+{
+	struct rsw_iw_lcep *lc, *tmp;
+
+	list_for_each_entry_safe(lc, tmp, &l->ceps, link)
+		rsw_iw_listen_drop(l, lc);
+	kfree(l);
+}
+
+/* A listener of @cm_id with the device's settings of now, no cep yet. */
+static struct rsw_iw_listen *rsw_iw_listen_alloc(struct iw_cm_id *cm_id,
+						 int backlog)
 {
 	struct rsw_device *rsw = to_rsw_dev(cm_id->device);
-	struct sockaddr_storage *addr;
+	struct rsw_iw_listen *l = kzalloc(sizeof(*l), GFP_KERNEL);
 	struct rsw_settings set;
-	struct rsw_mpa_params lp;
-	struct rsw_cm_args args = {
-		.net = rsw_iw_net(rsw),
-		.backlog = backlog,
-		.lp = &lp,
-		.ops = &rsw_iw_cm_ops,
-		.stats = rsw->stats,
-	};
-	struct rsw_iw_listen *l;
-	unsigned int n, extra = 0;
-	__be16 port;
-	int ret = 0;
 
-	l = kzalloc(sizeof(*l), GFP_KERNEL);
-	addr = kcalloc(RSW_IW_MAX_LISTEN, sizeof(*addr), GFP_KERNEL);
-	if (!l || !addr) {
-		ret = -ENOMEM;
-		goto out;
-	}
+	if (!l)
+		return NULL;
 	l->cm_id = cm_id;
 	l->rsw = rsw;
-	args.ctx = l;
+	l->backlog = backlog;
+	memcpy(&l->addr, &cm_id->m_local_addr, sizeof(l->addr));
+	l->family = l->addr.sa.sa_family;
+	l->wildcard = rsw_iw_sa_any(&l->addr);
+	l->dual = l->family == AF_INET6 && !cm_id->afonly;
+	l->port = rsw_iw_sa_port(&l->addr);
+	INIT_LIST_HEAD(&l->ceps);
+	INIT_LIST_HEAD(&l->link);
 	rsw_settings_get(rsw, &set);
-	rsw_iw_params(&lp, &set, NULL);
-	port = rsw_iw_port(&cm_id->m_local_addr);
-	if (rsw_iw_wildcard(&cm_id->m_local_addr)) {
-		n = rsw_iw_wildcard_addrs(rsw, cm_id, port, addr, &extra);
+	rsw_iw_params(&l->lp, &set, NULL);
+	return l;
+}
+
+static int rsw_iw_create_listen(struct iw_cm_id *cm_id, int backlog)
+{
+	struct rsw_iw_listen *l = rsw_iw_listen_alloc(cm_id, backlog);
+	int ret;
+
+	if (!l)
+		return -ENOMEM;
+	if (l->wildcard) {
+		/* Listed first: an address coming meanwhile is not missed. */
+		mutex_lock(&rsw_iw_listen_lock);
+		list_add_tail(&l->link, &rsw_iw_wildcards);
+		ret = rsw_iw_sync(l, true);
+		if (ret)
+			list_del(&l->link);
+		mutex_unlock(&rsw_iw_listen_lock);
 	} else {
-		addr[0] = cm_id->m_local_addr;
-		n = 1;
+		ret = rsw_iw_listen_add(l, &l->addr);
 	}
-	ret = rsw_iw_listen_on(l, &args, addr, n, extra, port);
-	if (ret)
-		goto out;
+	if (ret) {
+		rsw_iw_listen_free(l);
+		return ret;
+	}
 	cm_id->add_ref(cm_id);
 	cm_id->provider_data = l;
-	l = NULL;
-out:
-	if (l)
-		rsw_iw_listen_free(l);
-	kfree(addr);
-	return ret;
+	return 0;
 }
 
 static int rsw_iw_destroy_listen(struct iw_cm_id *cm_id)
@@ -643,6 +851,12 @@ static int rsw_iw_destroy_listen(struct iw_cm_id *cm_id)
 	if (!l)
 		return 0;
 	cm_id->provider_data = NULL;
+	if (l->wildcard) {
+		/* Unlisted, no sync touches it again: its ceps are ours. */
+		mutex_lock(&rsw_iw_listen_lock);
+		list_del(&l->link);
+		mutex_unlock(&rsw_iw_listen_lock);
+	}
 	rsw_iw_listen_free(l);
 	cm_id->rem_ref(cm_id);
 	return 0;
@@ -694,11 +908,32 @@ const struct ib_device_ops rsw_iw_ops = {
 
 int rsw_iw_init(void)
 {
+	int ret;
+
 	rsw_iw_wq = alloc_workqueue("rdmap_sw_iw", WQ_MEM_RECLAIM, 0);
-	return rsw_iw_wq ? 0 : -ENOMEM;
+	if (!rsw_iw_wq)
+		return -ENOMEM;
+	ret = register_inetaddr_notifier(&rsw_iw_inetaddr_nb);
+	if (ret)
+		goto err_destroy_wq;
+	ret = register_inet6addr_notifier(&rsw_iw_inet6addr_nb);
+	if (ret)
+		goto err_inetaddr;
+	return 0;
+
+err_inetaddr:
+	unregister_inetaddr_notifier(&rsw_iw_inetaddr_nb);
+err_destroy_wq:
+	destroy_workqueue(rsw_iw_wq);
+	return ret;
 }
 
+/* After every device went (main.c): no listener is left to sync. */
 void rsw_iw_exit(void)
 {
+	unregister_inet6addr_notifier(&rsw_iw_inet6addr_nb);
+	unregister_inetaddr_notifier(&rsw_iw_inetaddr_nb);
+	cancel_work_sync(&rsw_iw_addr_work);
+	WARN_ON(!list_empty(&rsw_iw_wildcards));
 	destroy_workqueue(rsw_iw_wq);
 }
