@@ -50,8 +50,9 @@
  * until destroy_listen unlists it; the work touches listeners only while
  * listed, under the lock, so once unlisted the listener and its ceps are
  * destroy_listen's alone: no flush, no reference needed.  A listed
- * listener's iw_cm_id is referenced, so its device, and the device's
- * netdev (held until the reap work), stay.  Device unregistration: a
+ * listener's iw_cm_id is held (by iw_cm until create_listen returns, by
+ * our reference after), so its device, and the device's netdev (held
+ * until the reap work), stay.  Device unregistration: a
  * device whose netdev is gone is not synced any more, and iw_cm destroys
  * its listeners before the unregistration ends.  Namespace exit:
  * rsw_cm_net_exit() closes the sockets of listening ceps there, which

@@ -155,7 +155,7 @@ poll_until 20 "a new listener on 203.0.113.40:7483" \
 	tcp_listening 203.0.113.40 7483
 verified_pings 203.0.113.40 7483
 wait "$srv" || { indent <"$LOGS/wild40.server"; fail "rping server failed"; }
-kill "${PIDS[wild.server]}"
+kill "${PIDS[wild.server]}" || fail "the persistent rping server ended early"
 wait "${PIDS[wild.server]}" || true
 check rdma link delete rsw1
 check ip link delete dummy2
