@@ -556,7 +556,9 @@ static unsigned int rsw_iw_local_addrs4(struct net_device *ndev, __be16 port,
 /*
  * The same for IPv6.  A tentative address counts (the listener binds it
  * with freebind: no event says when its DAD is done), one whose DAD
- * failed does not.
+ * failed does not; but as no event says that either, a socket bound while
+ * it was tentative stays (serving nothing: the address is not local)
+ * until the next sync.
  */
 static unsigned int rsw_iw_local_addrs6(struct net_device *ndev, __be16 port,
 					union rsw_iw_sa *out, unsigned int max)
