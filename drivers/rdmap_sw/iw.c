@@ -35,11 +35,16 @@
  *
  * Wildcard listeners follow their netdev's addresses.  The inetaddr and
  * inet6addr notifiers (module-wide; the IPv6 chain calls in atomic
- * context) only queue rsw_iw_addr_work, which brings every wildcard
- * listener in step with its netdev's addresses of now (rsw_iw_sync()): a
- * cep for each new one, the cep of each one gone destroyed.  It compares
- * states, not events, so one run covers any number of queued events, in
- * any order.  At most RSW_IW_MAX_LISTEN addresses per listener; more are
+ * context) only queue rsw_iw_addr_work (on system_unbound_wq, not on
+ * rsw_iw_wq, whose rescuer endpoint releases need), which brings every
+ * wildcard listener in step with its netdev's addresses of now: first
+ * the cep of each one gone is destroyed, for every listener
+ * (rsw_iw_sync_drop()), then a cep is made for each new one
+ * (rsw_iw_sync_add()), so an address moving between two of our netdevs
+ * is free when its new owner binds it.  It compares states, not events,
+ * so one run covers any number of queued events, in any order.  A bind
+ * that fails (the address and port taken by another socket) is said and
+ * retried by the work itself, with backoff, until none fails.  At most RSW_IW_MAX_LISTEN addresses per listener; more are
  * left out, said (rate-limited ibdev_dbg) each time their number grows.
  *
  * Lifetime and locks of wildcard listeners.  rsw_iw_listen_lock (mutex)
@@ -714,30 +719,42 @@ static void rsw_iw_note_left_out(struct rsw_iw_listen *l,
 	l->left_out = left_out;
 }
 
-/*
- * Bring wildcard listener @l in step with its netdev's addresses: a cep
- * for each address it wants, none for any other.  @strict (its creation):
- * a failed bind of an address of its own family fails the sync, as a
- * listen on that address would fail; otherwise a failed bind is logged
- * and tried again by the next sync.
- */
-static int rsw_iw_sync(struct rsw_iw_listen *l, bool strict)
+/* Drop the ceps of @l on addresses it does not want any more. */
+static void rsw_iw_sync_drop(struct rsw_iw_listen *l)
 {
 	struct rsw_iw_lcep *lc, *tmp;
+	unsigned int n, left_out;
+
+	lockdep_assert_held(&rsw_iw_listen_lock);
+	/* Going away: rdma_cm destroys the listener during unregistration. */
+	if (READ_ONCE(l->rsw->netdev_gone))
+		return;
+	n = rsw_iw_want_addrs(l, &left_out);
+	list_for_each_entry_safe(lc, tmp, &l->ceps, link)
+		if (!rsw_iw_wanted(&lc->addr, n))
+			rsw_iw_listen_drop(l, lc);
+}
+
+/*
+ * Add a cep of @l on each address it wants and has none on.  @strict (its
+ * creation): a failed bind of an address of its own family fails the
+ * sync, as a listen on that address would fail: -errno.  Otherwise a
+ * failed bind is said (rate-limited; our own address and port only) and
+ * tried again by a later sync (rsw_iw_addr_work_fn() retries while any
+ * failed): how many failed.
+ */
+static int rsw_iw_sync_add(struct rsw_iw_listen *l, bool strict)
+{
 	unsigned int i, n, left_out;
 	const union rsw_iw_sa *a;
-	int ret;
+	int ret, failed = 0;
 
 	lockdep_assert_held(&rsw_iw_listen_lock);
 	might_sleep();
-	/* Going away: iw_cm destroys the listener during unregistration. */
 	if (READ_ONCE(l->rsw->netdev_gone))
 		return 0;
 	n = rsw_iw_want_addrs(l, &left_out);
 	rsw_iw_note_left_out(l, left_out);
-	list_for_each_entry_safe(lc, tmp, &l->ceps, link)
-		if (!rsw_iw_wanted(&lc->addr, n))
-			rsw_iw_listen_drop(l, lc);
 	for (i = 0; i < n; i++) {
 		a = &rsw_iw_want[i];
 		if (rsw_iw_listening_on(l, a))
@@ -745,26 +762,53 @@ static int rsw_iw_sync(struct rsw_iw_listen *l, bool strict)
 		ret = rsw_iw_listen_add(l, a);
 		if (ret && strict && a->sa.sa_family == l->family)
 			return ret;
-		if (ret)
-			ibdev_dbg_ratelimited(&l->rsw->ibdev,
-					      "wildcard listen: not on %pISc port %u: %d\n",
-					      &a->sa, ntohs(l->port), ret);
+		if (!ret)
+			continue;
+		failed++;
+		ibdev_warn_ratelimited(&l->rsw->ibdev,
+				       "wildcard listen: cannot listen on %pISc port %u (%d), retrying\n",
+				       &a->sa, ntohs(l->port), ret);
 	}
-	return 0;
+	return failed;
 }
 
-/* Every wildcard listener follows its netdev's addresses (see the top). */
+/* Retries of failed binds: from 1 s, doubling, up to a minute. */
+#define RSW_IW_RETRY_MIN	HZ
+#define RSW_IW_RETRY_MAX	(60 * HZ)
+
+/* Under rsw_iw_listen_lock: the delay of the next retry. */
+static unsigned long rsw_iw_retry = RSW_IW_RETRY_MIN;
+
+static void rsw_iw_addr_work_fn(struct work_struct *work);
+static DECLARE_DELAYED_WORK(rsw_iw_addr_work, rsw_iw_addr_work_fn);
+
+/*
+ * Every wildcard listener follows its netdev's addresses (see the top).
+ * Every listener drops first, then every listener adds: an address moved
+ * from one of our netdevs to another is free for its new owner's bind.
+ * A bind that still fails (the address and port taken by another socket)
+ * is retried, with backoff, until none fails.
+ */
 static void rsw_iw_addr_work_fn(struct work_struct *work)
 {
 	struct rsw_iw_listen *l;
+	int failed = 0;
 
 	mutex_lock(&rsw_iw_listen_lock);
 	list_for_each_entry(l, &rsw_iw_wildcards, link)
-		rsw_iw_sync(l, false);
+		rsw_iw_sync_drop(l);
+	list_for_each_entry(l, &rsw_iw_wildcards, link)
+		failed += rsw_iw_sync_add(l, false);
+	if (failed) {
+		/* An address event meanwhile runs the work at once. */
+		queue_delayed_work(system_unbound_wq, &rsw_iw_addr_work,
+				   rsw_iw_retry);
+		rsw_iw_retry = min(2 * rsw_iw_retry, RSW_IW_RETRY_MAX);
+	} else {
+		rsw_iw_retry = RSW_IW_RETRY_MIN;
+	}
 	mutex_unlock(&rsw_iw_listen_lock);
 }
-
-static DECLARE_WORK(rsw_iw_addr_work, rsw_iw_addr_work_fn);
 
 /*
  * An address came or went on some netdev.  inetaddr: process context,
@@ -774,7 +818,7 @@ static int rsw_iw_addr_event(struct notifier_block *nb, unsigned long event,
 			     void *ptr)
 {
 	if (event == NETDEV_UP || event == NETDEV_DOWN)
-		queue_work(rsw_iw_wq, &rsw_iw_addr_work);
+		mod_delayed_work(system_unbound_wq, &rsw_iw_addr_work, 0);
 	return NOTIFY_DONE;
 }
 
@@ -831,9 +875,15 @@ static int rsw_iw_create_listen(struct iw_cm_id *cm_id, int backlog)
 		/* Listed first: an address coming meanwhile is not missed. */
 		mutex_lock(&rsw_iw_listen_lock);
 		list_add_tail(&l->link, &rsw_iw_wildcards);
-		ret = rsw_iw_sync(l, true);
-		if (ret)
+		ret = rsw_iw_sync_add(l, true);
+		if (ret < 0)
 			list_del(&l->link);
+		/* Some other-family bind failed: retried by the work. */
+		if (ret > 0) {
+			queue_delayed_work(system_unbound_wq,
+					   &rsw_iw_addr_work, RSW_IW_RETRY_MIN);
+			ret = 0;
+		}
 		mutex_unlock(&rsw_iw_listen_lock);
 	} else {
 		ret = rsw_iw_listen_add(l, &l->addr);
@@ -936,7 +986,7 @@ void rsw_iw_exit(void)
 {
 	unregister_inet6addr_notifier(&rsw_iw_inet6addr_nb);
 	unregister_inetaddr_notifier(&rsw_iw_inetaddr_nb);
-	cancel_work_sync(&rsw_iw_addr_work);
+	cancel_delayed_work_sync(&rsw_iw_addr_work);
 	WARN_ON(!list_empty(&rsw_iw_wildcards));
 	destroy_workqueue(rsw_iw_wq);
 }
