@@ -563,8 +563,19 @@ static unsigned int rsw_iw_local_addrs4(struct net_device *ndev, __be16 port,
  * with freebind: no event says when its DAD is done), one whose DAD
  * failed does not; but as no event says that either, a socket bound while
  * it was tentative stays (serving nothing: the address is not local)
- * until the next sync.
+ * until the next sync.  Nor does one being removed: addrconf marks it
+ * DEAD, then notifies, then unlinks it; this walk takes no RTNL and may
+ * run in between, and the run the notification queued must drop it.
  */
+static bool rsw_iw_addr6_usable(const struct inet6_ifaddr *ifp)
+{
+	int state = READ_ONCE(ifp->state);
+
+	return !(READ_ONCE(ifp->flags) & IFA_F_DADFAILED) &&
+	       state != INET6_IFADDR_STATE_DEAD &&
+	       state != INET6_IFADDR_STATE_ERRDAD;
+}
+
 static unsigned int rsw_iw_local_addrs6(struct net_device *ndev, __be16 port,
 					union rsw_iw_sa *out, unsigned int max)
 {
@@ -576,7 +587,7 @@ static unsigned int rsw_iw_local_addrs6(struct net_device *ndev, __be16 port,
 		return 0;
 	read_lock_bh(&in6->lock);
 	list_for_each_entry(ifp, &in6->addr_list, if_list) {
-		if (ifp->flags & IFA_F_DADFAILED)
+		if (!rsw_iw_addr6_usable(ifp))
 			continue;
 		if (n < max) {
 			out[n].in6 = (struct sockaddr_in6) {
