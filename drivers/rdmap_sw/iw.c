@@ -35,8 +35,10 @@
  *
  * Wildcard listeners follow their netdev's addresses.  The inetaddr and
  * inet6addr notifiers (module-wide; the IPv6 chain calls in atomic
- * context) only queue rsw_iw_addr_work (on system_unbound_wq, not on
- * rsw_iw_wq, whose rescuer endpoint releases need), which brings every
+ * context) only queue rsw_iw_addr_work, on system_unbound_wq (not on
+ * rsw_iw_wq, whose rescuer endpoint releases need), and only for an event
+ * of a netdev some wildcard listener is on (rsw_iw_listened_dev(): an RCU
+ * walk of the listed listeners, comparing pointers).  The work brings every
  * wildcard listener in step with its netdev's addresses of now: first
  * the cep of each one gone is destroyed, for every listener
  * (rsw_iw_sync_drop()), then a cep is made for each new one
@@ -44,8 +46,8 @@
  * is free when its new owner binds it.  It compares states, not events,
  * so one run covers any number of queued events, in any order.  A bind
  * that fails (the address and port taken by another socket) is said and
- * retried by the work itself, with backoff, until none fails.  At most RSW_IW_MAX_LISTEN addresses per listener; more are
- * left out, said (rate-limited ibdev_dbg) each time their number grows.
+ * retried by the work itself, with backoff, until none fails.  At most
+ * RSW_IW_MAX_LISTEN addresses per listener; more are left out, said (rate-limited ibdev_dbg) each time their number grows.
  *
  * Lifetime and locks of wildcard listeners.  rsw_iw_listen_lock (mutex)
  * guards rsw_iw_wildcards, each wildcard listener's ceps and fields
@@ -54,7 +56,8 @@
  * seen by it or by the run its event queued after the lock is dropped)
  * until destroy_listen unlists it; the work touches listeners only while
  * listed, under the lock, so once unlisted the listener and its ceps are
- * destroy_listen's alone: no flush, no reference needed.  A listed
+ * destroy_listen's alone: no flush, no reference needed; its memory is
+ * freed after an RCU grace period, for the notifiers' walk.  A listed
  * listener's iw_cm_id is held (by iw_cm until create_listen returns, by
  * our reference after), so its device, and the device's netdev (held
  * until the reap work), stay.  Device unregistration: a
@@ -114,6 +117,9 @@ struct rsw_iw_listen {
 	bool dual;			/* an [::] listen taking IPv4 too */
 	int backlog;
 	struct rsw_mpa_params lp;	/* the device's settings then */
+	/* rsw->netdev: only compared, by the notifiers, under RCU. */
+	const struct net_device *ndev;
+	struct rcu_head rcu;		/* freed after the notifiers' walks */
 	/* A wildcard listener's: under rsw_iw_listen_lock (see the top). */
 	struct list_head link;		/* on rsw_iw_wildcards */
 	struct list_head ceps;		/* of struct rsw_iw_lcep */
@@ -822,23 +828,60 @@ static void rsw_iw_addr_work_fn(struct work_struct *work)
 }
 
 /*
- * An address came or went on some netdev.  inetaddr: process context,
- * RTNL held; inet6addr: atomic context.  Both only queue the work.
+ * Whether a listed wildcard listener is on @dev: only then is an address
+ * event of @dev worth a sync (events of every netdev in every namespace
+ * come here).  Any context; listeners are freed after an RCU grace period.
  */
-static int rsw_iw_addr_event(struct notifier_block *nb, unsigned long event,
-			     void *ptr)
+static bool rsw_iw_listened_dev(const struct net_device *dev)
 {
-	if (event == NETDEV_UP || event == NETDEV_DOWN)
+	struct rsw_iw_listen *l;
+	bool found = false;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(l, &rsw_iw_wildcards, link) {
+		if (l->ndev == dev) {
+			found = true;
+			break;
+		}
+	}
+	rcu_read_unlock();
+	return found;
+}
+
+static void rsw_iw_addr_event(unsigned long event,
+			      const struct net_device *dev)
+{
+	if ((event == NETDEV_UP || event == NETDEV_DOWN) &&
+	    rsw_iw_listened_dev(dev))
 		mod_delayed_work(system_unbound_wq, &rsw_iw_addr_work, 0);
+}
+
+/* An IPv4 address came or went: process context, RTNL held. */
+static int rsw_iw_inetaddr_event(struct notifier_block *nb,
+				 unsigned long event, void *ptr)
+{
+	const struct in_ifaddr *ifa = ptr;
+
+	rsw_iw_addr_event(event, ifa->ifa_dev->dev);
+	return NOTIFY_DONE;
+}
+
+/* An IPv6 address came or went: atomic context. */
+static int rsw_iw_inet6addr_event(struct notifier_block *nb,
+				  unsigned long event, void *ptr)
+{
+	const struct inet6_ifaddr *ifp = ptr;
+
+	rsw_iw_addr_event(event, ifp->idev->dev);
 	return NOTIFY_DONE;
 }
 
 static struct notifier_block rsw_iw_inetaddr_nb = {
-	.notifier_call = rsw_iw_addr_event,
+	.notifier_call = rsw_iw_inetaddr_event,
 };
 
 static struct notifier_block rsw_iw_inet6addr_nb = {
-	.notifier_call = rsw_iw_addr_event,
+	.notifier_call = rsw_iw_inet6addr_event,
 };
 
 static void rsw_iw_listen_free(struct rsw_iw_listen *l)
@@ -847,7 +890,7 @@ static void rsw_iw_listen_free(struct rsw_iw_listen *l)
 
 	list_for_each_entry_safe(lc, tmp, &l->ceps, link)
 		rsw_iw_listen_drop(l, lc);
-	kfree(l);
+	kfree_rcu(l, rcu);
 }
 
 /* A listener of @cm_id with the device's settings of now, no cep yet. */
@@ -862,6 +905,7 @@ static struct rsw_iw_listen *rsw_iw_listen_alloc(struct iw_cm_id *cm_id,
 		return NULL;
 	l->cm_id = cm_id;
 	l->rsw = rsw;
+	l->ndev = rsw->netdev;
 	l->backlog = backlog;
 	memcpy(&l->addr, &cm_id->m_local_addr, sizeof(l->addr));
 	l->family = l->addr.sa.sa_family;
@@ -885,10 +929,10 @@ static int rsw_iw_create_listen(struct iw_cm_id *cm_id, int backlog)
 	if (l->wildcard) {
 		/* Listed first: an address coming meanwhile is not missed. */
 		mutex_lock(&rsw_iw_listen_lock);
-		list_add_tail(&l->link, &rsw_iw_wildcards);
+		list_add_tail_rcu(&l->link, &rsw_iw_wildcards);
 		ret = rsw_iw_sync_add(l, true);
 		if (ret < 0)
-			list_del(&l->link);
+			list_del_rcu(&l->link);
 		/* Some other-family bind failed: retried by the work. */
 		if (ret > 0) {
 			queue_delayed_work(system_unbound_wq,
@@ -918,7 +962,7 @@ static int rsw_iw_destroy_listen(struct iw_cm_id *cm_id)
 	if (l->wildcard) {
 		/* Unlisted, no sync touches it again: its ceps are ours. */
 		mutex_lock(&rsw_iw_listen_lock);
-		list_del(&l->link);
+		list_del_rcu(&l->link);
 		mutex_unlock(&rsw_iw_listen_lock);
 	}
 	rsw_iw_listen_free(l);
