@@ -38,16 +38,18 @@
  * context) only queue rsw_iw_addr_work, on system_unbound_wq (not on
  * rsw_iw_wq, whose rescuer endpoint releases need), and only for an event
  * of a netdev some wildcard listener is on (rsw_iw_listened_dev(): an RCU
- * walk of the listed listeners, comparing pointers).  The work brings every
- * wildcard listener in step with its netdev's addresses of now: first
- * the cep of each one gone is destroyed, for every listener
- * (rsw_iw_sync_drop()), then a cep is made for each new one
- * (rsw_iw_sync_add()), so an address moving between two of our netdevs
- * is free when its new owner binds it.  It compares states, not events,
- * so one run covers any number of queued events, in any order.  A bind
- * that fails (the address and port taken by another socket) is said and
- * retried by the work itself, with backoff, until none fails.  At most
- * RSW_IW_MAX_LISTEN addresses per listener; more are left out, said (rate-limited ibdev_dbg) each time their number grows.
+ * walk of the listed listeners, comparing pointers).  The work brings
+ * every wildcard listener in step with its netdev's addresses of now:
+ * first the cep of each one gone is destroyed, for every listener
+ * (rsw_iw_sync_drop(), a mark and sweep), then a cep is made for each new
+ * one (rsw_iw_sync_add()), so an address moving between two of our
+ * netdevs is free when its new owner binds it.  It compares states, not
+ * events, so one run covers any number of queued events, in any order.
+ * A bind that fails (the address and port taken by another socket) is
+ * said and retried by the work itself, with backoff, until none fails.
+ * At most RSW_IW_MAX_LISTEN addresses per listener, those it listens on
+ * counted first; more are left out, said (rate-limited ibdev_dbg) each
+ * time their number grows.
  *
  * Lifetime and locks of wildcard listeners.  rsw_iw_listen_lock (mutex)
  * guards rsw_iw_wildcards, each wildcard listener's ceps and fields
@@ -60,9 +62,9 @@
  * freed after an RCU grace period, for the notifiers' walk.  A listed
  * listener's iw_cm_id is held (by iw_cm until create_listen returns, by
  * our reference after), so its device, and the device's netdev (held
- * until the reap work), stay.  Device unregistration: a
- * device whose netdev is gone is not synced any more, and iw_cm destroys
- * its listeners before the unregistration ends.  Namespace exit:
+ * until the reap work), stay.  Device unregistration: a device whose
+ * netdev is gone is not synced any more, and rdma_cm (cma_remove_one(),
+ * an ib_client) destroys its listeners before the unregistration ends.  Namespace exit:
  * rsw_cm_net_exit() closes the sockets of listening ceps there, which
  * stay listed until their address goes or the listener is destroyed; a
  * bind in a dying namespace is refused (-ENETDOWN, logged, as any failed
@@ -89,9 +91,11 @@ static struct workqueue_struct *rsw_iw_wq;
 
 /*
  * Most addresses a wildcard listener listens on, a kernel socket each:
- * a bound on the memory one rdma_listen() on a wildcard may take.
+ * a bound on the memory one rdma_listen() on a wildcard may take (any
+ * ucma user may make one; the sockets made later by the address work are
+ * charged to no one's memory cgroup).
  */
-#define RSW_IW_MAX_LISTEN	256
+#define RSW_IW_MAX_LISTEN	64
 
 /* An address to listen on, with the port. */
 union rsw_iw_sa {
@@ -105,6 +109,7 @@ struct rsw_iw_lcep {
 	struct list_head link;		/* on rsw_iw_listen.ceps */
 	union rsw_iw_sa addr;
 	struct rsw_cep *cep;
+	bool seen;			/* a sync's mark: the address is there */
 };
 
 struct rsw_iw_listen {
@@ -124,6 +129,7 @@ struct rsw_iw_listen {
 	struct list_head link;		/* on rsw_iw_wildcards */
 	struct list_head ceps;		/* of struct rsw_iw_lcep */
 	unsigned int n;			/* ceps */
+	unsigned int n4;		/* of them, IPv4 ones of a dual listen */
 	__be16 port;			/* 0 until a bind picked one */
 	unsigned int left_out;		/* over RSW_IW_MAX_LISTEN, last sync */
 };
@@ -539,29 +545,53 @@ static bool rsw_iw_sa_same(const union rsw_iw_sa *a, const union rsw_iw_sa *b)
 	       a->in6.sin6_scope_id == b->in6.sin6_scope_id;
 }
 
-/* IPv4 addresses of @ndev with @port, the first @max into @out: how many. */
-static unsigned int rsw_iw_local_addrs4(struct net_device *ndev, __be16 port,
-					union rsw_iw_sa *out, unsigned int max)
+/*
+ * A scan of our netdev's addresses for wildcard listener @l: each address
+ * @l has a cep on marks it seen; the others go to @out while there is
+ * room, and are counted in @more after that.  Called under RCU or the
+ * inet6_dev's lock: no sleeping.  Cost: ceps x addresses comparisons.
+ */
+struct rsw_iw_scan {
+	struct rsw_iw_listen *l;
+	union rsw_iw_sa *out;
+	unsigned int room;		/* of @out */
+	unsigned int n;			/* in @out */
+	unsigned int more;		/* no cep, no room */
+};
+
+static void rsw_iw_scan_one(struct rsw_iw_scan *sc, const union rsw_iw_sa *a)
+{
+	struct rsw_iw_lcep *lc;
+
+	lockdep_assert_held(&rsw_iw_listen_lock);
+	list_for_each_entry(lc, &sc->l->ceps, link) {
+		if (rsw_iw_sa_same(&lc->addr, a)) {
+			lc->seen = true;
+			return;
+		}
+	}
+	if (sc->n < sc->room)
+		sc->out[sc->n++] = *a;
+	else
+		sc->more++;
+}
+
+static void rsw_iw_scan4(struct net_device *ndev, struct rsw_iw_scan *sc)
 {
 	const struct in_ifaddr *ifa;
+	union rsw_iw_sa a = {};
 	struct in_device *in;
-	unsigned int n = 0;
 
+	a.in.sin_family = AF_INET;
 	rcu_read_lock();
 	in = __in_dev_get_rcu(ndev);
 	if (in) {
 		in_dev_for_each_ifa_rcu(ifa, in) {
-			if (n < max)
-				out[n].in = (struct sockaddr_in) {
-					.sin_family = AF_INET,
-					.sin_port = port,
-					.sin_addr.s_addr = ifa->ifa_local,
-				};
-			n++;
+			a.in.sin_addr.s_addr = ifa->ifa_local;
+			rsw_iw_scan_one(sc, &a);
 		}
 	}
 	rcu_read_unlock();
-	return n;
 }
 
 /*
@@ -582,77 +612,37 @@ static bool rsw_iw_addr6_usable(const struct inet6_ifaddr *ifp)
 	       state != INET6_IFADDR_STATE_ERRDAD;
 }
 
-static unsigned int rsw_iw_local_addrs6(struct net_device *ndev, __be16 port,
-					union rsw_iw_sa *out, unsigned int max)
+static void rsw_iw_scan6(struct net_device *ndev, struct rsw_iw_scan *sc)
 {
 	struct inet6_dev *in6 = in6_dev_get(ndev);
 	const struct inet6_ifaddr *ifp;
-	unsigned int n = 0;
+	union rsw_iw_sa a = {};
 
 	if (!in6)
-		return 0;
+		return;
+	a.in6.sin6_family = AF_INET6;
 	read_lock_bh(&in6->lock);
 	list_for_each_entry(ifp, &in6->addr_list, if_list) {
 		if (!rsw_iw_addr6_usable(ifp))
 			continue;
-		if (n < max) {
-			out[n].in6 = (struct sockaddr_in6) {
-				.sin6_family = AF_INET6,
-				.sin6_port = port,
-				.sin6_addr = ifp->addr,
-			};
-			if (ipv6_addr_type(&ifp->addr) & IPV6_ADDR_LINKLOCAL)
-				out[n].in6.sin6_scope_id = ndev->ifindex;
-		}
-		n++;
+		a.in6.sin6_addr = ifp->addr;
+		a.in6.sin6_scope_id = 0;
+		if (ipv6_addr_type(&ifp->addr) & IPV6_ADDR_LINKLOCAL)
+			a.in6.sin6_scope_id = ndev->ifindex;
+		rsw_iw_scan_one(sc, &a);
 	}
 	read_unlock_bh(&in6->lock);
 	in6_dev_put(in6);
-	return n;
 }
 
-static unsigned int rsw_iw_local_addrs(struct rsw_device *rsw, int family,
-				       __be16 port, union rsw_iw_sa *out,
-				       unsigned int max)
+static void rsw_iw_scan(struct rsw_iw_scan *sc, int family)
 {
+	struct net_device *ndev = sc->l->rsw->netdev;
+
 	if (family == AF_INET)
-		return rsw_iw_local_addrs4(rsw->netdev, port, out, max);
-	if (IS_ENABLED(CONFIG_IPV6) && family == AF_INET6)
-		return rsw_iw_local_addrs6(rsw->netdev, port, out, max);
-	return 0;
-}
-
-/*
- * The addresses wildcard listener @l wants now, into rsw_iw_want: those
- * of its family on our netdev and, for an IPv6 wildcard that is not
- * IPv6-only (rdma_cm's afonly: net.ipv6.bindv6only unless the ULP set
- * it), the IPv4 ones too, as a dual-stack [::] socket accepts them
- * (ib_srpt, for one, listens on [::]:port only).  Its own family first:
- * an ephemeral port is picked by the first bind.  At most
- * RSW_IW_MAX_LISTEN; beyond that the IPv4 ones of a dual-stack listen keep
- * up to half the room, so that many IPv6 addresses (a link-local and
- * several global per prefix are common) cannot crowd them out, nor they
- * the IPv6 ones.  Returns how many; *@left_out: how many did not fit.
- */
-static unsigned int rsw_iw_want_addrs(struct rsw_iw_listen *l,
-				      unsigned int *left_out)
-{
-	const unsigned int max = RSW_IW_MAX_LISTEN;
-	unsigned int n, n4 = 0, total, total4 = 0;
-
-	lockdep_assert_held(&rsw_iw_listen_lock);
-	if (l->dual)
-		total4 = rsw_iw_local_addrs(l->rsw, AF_INET, 0, NULL, 0);
-	n = max - min(total4, max / 2);
-	total = rsw_iw_local_addrs(l->rsw, l->family, l->port, rsw_iw_want, n);
-	n = min(total, n);
-	if (l->dual) {
-		total4 = rsw_iw_local_addrs(l->rsw, AF_INET, l->port,
-					    rsw_iw_want + n, max - n);
-		n4 = min(total4, max - n);
-	}
-	*left_out = total + total4 - n - n4;
-	return n + n4;
+		rsw_iw_scan4(ndev, sc);
+	else if (IS_ENABLED(CONFIG_IPV6) && family == AF_INET6)
+		rsw_iw_scan6(ndev, sc);
 }
 
 /*
@@ -691,6 +681,8 @@ static int rsw_iw_listen_add(struct rsw_iw_listen *l,
 		l->port = ((struct sockaddr_in *)&bound)->sin_port;
 	list_add_tail(&lc->link, &l->ceps);
 	l->n++;
+	if (addr->sa.sa_family != l->family)
+		l->n4++;
 	return 0;
 }
 
@@ -699,29 +691,10 @@ static void rsw_iw_listen_drop(struct rsw_iw_listen *l, struct rsw_iw_lcep *lc)
 {
 	list_del(&lc->link);
 	l->n--;
+	if (lc->addr.sa.sa_family != l->family)
+		l->n4--;
 	rsw_cm_destroy(lc->cep);
 	kfree(lc);
-}
-
-static bool rsw_iw_listening_on(struct rsw_iw_listen *l,
-				const union rsw_iw_sa *a)
-{
-	struct rsw_iw_lcep *lc;
-
-	list_for_each_entry(lc, &l->ceps, link)
-		if (rsw_iw_sa_same(&lc->addr, a))
-			return true;
-	return false;
-}
-
-static bool rsw_iw_wanted(const union rsw_iw_sa *a, unsigned int n)
-{
-	unsigned int i;
-
-	for (i = 0; i < n; i++)
-		if (rsw_iw_sa_same(a, &rsw_iw_want[i]))
-			return true;
-	return false;
 }
 
 /* Addresses over the bound: said once for each time their number grows. */
@@ -736,48 +709,42 @@ static void rsw_iw_note_left_out(struct rsw_iw_listen *l,
 	l->left_out = left_out;
 }
 
-/* Drop the ceps of @l on addresses it does not want any more. */
+/* Drop the ceps of @l on addresses its netdev does not have any more. */
 static void rsw_iw_sync_drop(struct rsw_iw_listen *l)
 {
+	struct rsw_iw_scan sc = { .l = l };
 	struct rsw_iw_lcep *lc, *tmp;
-	unsigned int n, left_out;
 
 	lockdep_assert_held(&rsw_iw_listen_lock);
 	/* Going away: rdma_cm destroys the listener during unregistration. */
 	if (READ_ONCE(l->rsw->netdev_gone))
 		return;
-	n = rsw_iw_want_addrs(l, &left_out);
+	list_for_each_entry(lc, &l->ceps, link)
+		lc->seen = false;
+	rsw_iw_scan(&sc, l->family);
+	if (l->dual)
+		rsw_iw_scan(&sc, AF_INET);
 	list_for_each_entry_safe(lc, tmp, &l->ceps, link)
-		if (!rsw_iw_wanted(&lc->addr, n))
+		if (!lc->seen)
 			rsw_iw_listen_drop(l, lc);
 }
 
 /*
- * Add a cep of @l on each address it wants and has none on.  @strict (its
- * creation): a failed bind of an address of its own family fails the
- * sync, as a listen on that address would fail: -errno.  Otherwise a
- * failed bind is said (rate-limited; our own address and port only) and
- * tried again by a later sync (rsw_iw_addr_work_fn() retries while any
- * failed): how many failed.
+ * Listen on the @n addresses of rsw_iw_want for @l.  @strict: the first
+ * failed bind fails, -errno; otherwise a failed bind is said (rate-limited;
+ * our own address and port only): how many failed.
  */
-static int rsw_iw_sync_add(struct rsw_iw_listen *l, bool strict)
+static int rsw_iw_listen_want(struct rsw_iw_listen *l, unsigned int n,
+			      bool strict)
 {
-	unsigned int i, n, left_out;
 	const union rsw_iw_sa *a;
 	int ret, failed = 0;
+	unsigned int i;
 
-	lockdep_assert_held(&rsw_iw_listen_lock);
-	might_sleep();
-	if (READ_ONCE(l->rsw->netdev_gone))
-		return 0;
-	n = rsw_iw_want_addrs(l, &left_out);
-	rsw_iw_note_left_out(l, left_out);
 	for (i = 0; i < n; i++) {
 		a = &rsw_iw_want[i];
-		if (rsw_iw_listening_on(l, a))
-			continue;
 		ret = rsw_iw_listen_add(l, a);
-		if (ret && strict && a->sa.sa_family == l->family)
+		if (ret && strict)
 			return ret;
 		if (!ret)
 			continue;
@@ -786,6 +753,57 @@ static int rsw_iw_sync_add(struct rsw_iw_listen *l, bool strict)
 				       "wildcard listen: cannot listen on %pISc port %u (%d), retrying\n",
 				       &a->sa, ntohs(l->port), ret);
 	}
+	return failed;
+}
+
+/*
+ * Add a cep of @l on addresses of its netdev it has none on, while there
+ * is room: RSW_IW_MAX_LISTEN in all, the ceps it has counted first, so
+ * that a new address never displaces a served one.  An IPv6 wildcard
+ * that is not IPv6-only (rdma_cm's afonly: net.ipv6.bindv6only unless
+ * the ULP set it) takes the IPv4 addresses too, as a dual-stack [::]
+ * socket accepts them (ib_srpt, for one, listens on [::]:port only); its
+ * IPv6 addresses first (an ephemeral port is picked by the first bind),
+ * but they leave up to half the room to the IPv4 ones, so that many IPv6
+ * addresses (a link-local and several global per prefix are common)
+ * cannot crowd them out, nor they the IPv6 ones.  @strict (the
+ * listener's creation): a failed bind of its own family fails the sync,
+ * as a listen on that address would fail: -errno.  Otherwise how many
+ * binds failed, for a later sync to retry (rsw_iw_addr_work_fn()).
+ */
+static int rsw_iw_sync_add(struct rsw_iw_listen *l, bool strict)
+{
+	const unsigned int max = RSW_IW_MAX_LISTEN;
+	struct rsw_iw_scan sc = { .l = l, .out = rsw_iw_want };
+	unsigned int room, left_out, total4 = 0;
+	int failed;
+
+	lockdep_assert_held(&rsw_iw_listen_lock);
+	might_sleep();
+	if (READ_ONCE(l->rsw->netdev_gone))
+		return 0;
+	if (l->dual) {
+		rsw_iw_scan(&sc, AF_INET);	/* no room: counts them */
+		total4 = l->n4 + sc.more;
+		sc.more = 0;
+	}
+	/* Own family: up to max - min(total4, max / 2) of them. */
+	room = max - min(total4, max / 2);
+	room = room > l->n - l->n4 ? room - (l->n - l->n4) : 0;
+	sc.room = l->n < max ? min(room, max - l->n) : 0;
+	rsw_iw_scan(&sc, l->family);
+	left_out = sc.more;
+	failed = rsw_iw_listen_want(l, sc.n, strict);
+	if (failed < 0)
+		return failed;
+	if (l->dual) {
+		sc = (struct rsw_iw_scan){ .l = l, .out = rsw_iw_want };
+		sc.room = l->n < max ? max - l->n : 0;
+		rsw_iw_scan(&sc, AF_INET);
+		left_out += sc.more;
+		failed += rsw_iw_listen_want(l, sc.n, false);
+	}
+	rsw_iw_note_left_out(l, left_out);
 	return failed;
 }
 
