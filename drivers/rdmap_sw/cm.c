@@ -62,6 +62,7 @@
 #include <linux/tcp.h>
 #include <linux/workqueue.h>
 #include <net/inet_sock.h>
+#include <net/ip.h>
 #include <net/sock.h>
 #include <net/tcp_states.h>
 
@@ -903,6 +904,8 @@ static struct rsw_cep *rsw_cm_listen_pinned(const struct rsw_cm_args *args)
 	if (ret)
 		goto err_put;
 	sock_set_reuseaddr(l->sock->sk);
+	if (args->freebind)
+		ip_sock_set_freebind(l->sock->sk);
 	ret = kernel_bind(l->sock, (struct sockaddr *)args->local,
 			  rsw_addr_len(args->local));
 	if (ret)

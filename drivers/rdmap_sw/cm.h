@@ -99,6 +99,11 @@ struct rsw_cm_args {
 	const struct sockaddr		*local;		/* listen; connect: optional */
 	const struct sockaddr		*remote;	/* connect */
 	int				backlog;
+	/*
+	 * Listen: bind @local even while it is not usable yet (IP_FREEBIND):
+	 * a tentative IPv6 address, which no event reports once DAD is done.
+	 */
+	bool				freebind;
 	const struct rsw_mpa_params	*lp;
 	unsigned int			timeout_ms;
 	const struct rsw_cm_ops		*ops;

@@ -910,7 +910,9 @@ void rsw_stream_dev_gone(struct rsw_device *rsw);
 
 /*
  * iw.c - the iw_cm provider ops over cm.c and stream.c (event orders and
- * references at the top of iw.c).
+ * references at the top of iw.c), and the address notifiers that keep
+ * wildcard listeners on their netdev's addresses.  init: process context;
+ * exit: after every device is gone.
  */
 extern const struct ib_device_ops rsw_iw_ops;
 int rsw_iw_init(void);

@@ -8,8 +8,9 @@
  * per local address it covers: a wildcard address becomes one socket per
  * address of our netdev in that family, so two RDMA devices (ours and
  * another iWARP provider) can listen on the same port, each on its own
- * addresses.  A connection (struct rsw_iw_ep) is one iw_cm_id, one cep
- * and the QP.
+ * addresses; it follows the netdev's addresses as they come and go
+ * (below).  A connection (struct rsw_iw_ep) is one iw_cm_id, one cep and
+ * the QP.
  *
  * Events, in the only orders iw_cm accepts:
  *   initiator  CONNECT_REPLY; if its status was 0: [DISCONNECT] CLOSE
@@ -31,6 +32,48 @@
  * user QP only from its own process and a kernel ULP's QP only from a
  * kernel thread or a CAP_NET_ADMIN caller; anything else is -EINVAL
  * before a byte reaches the wire.
+ *
+ * Wildcard listeners follow their netdev's addresses.  The inetaddr and
+ * inet6addr notifiers (module-wide; the IPv6 chain calls in atomic
+ * context) only queue rsw_iw_addr_work, on system_unbound_wq (not on
+ * rsw_iw_wq, whose rescuer endpoint releases need), and only for an event
+ * of a netdev some wildcard listener is on (rsw_iw_listened_dev(): an RCU
+ * walk of the listed listeners, comparing pointers).  The work brings
+ * every wildcard listener in step with its netdev's addresses of now:
+ * first the cep of each one gone is destroyed, for every listener
+ * (rsw_iw_sync_drop(), a mark and sweep), then a cep is made for each new
+ * one (rsw_iw_sync_add()), so an address moving between two of our
+ * netdevs is free when its new owner binds it.  It compares states, not
+ * events, so one run covers any number of queued events, in any order.
+ * A bind that fails (the address and port taken by another socket) is
+ * said and retried by the work itself, with backoff, until none fails.
+ * At most RSW_IW_MAX_LISTEN addresses per listener, those it listens on
+ * counted first; more are left out, said (rate-limited ibdev_dbg) each
+ * time their number grows.
+ *
+ * Lifetime and locks of wildcard listeners.  rsw_iw_listen_lock (mutex)
+ * guards rsw_iw_wildcards, each wildcard listener's ceps and fields
+ * marked so, and the scratch rsw_iw_want.  A wildcard listener is listed
+ * by create_listen before its first sync (an address coming during it is
+ * seen by it or by the run its event queued after the lock is dropped)
+ * until destroy_listen unlists it; the work touches listeners only while
+ * listed, under the lock, so once unlisted the listener and its ceps are
+ * destroy_listen's alone: no flush, no reference needed; its memory is
+ * freed after an RCU grace period, for the notifiers' walk.  A listed
+ * listener's iw_cm_id is held (by iw_cm until create_listen returns, by
+ * our reference after), so its device, and the device's netdev (held
+ * until the reap work), stay.  Device unregistration: a device whose
+ * netdev is gone is not synced any more, and rdma_cm (cma_remove_one(),
+ * an ib_client) destroys its listeners before the unregistration ends.  Namespace exit:
+ * rsw_cm_net_exit() closes the sockets of listening ceps there, which
+ * stay listed until their address goes or the listener is destroyed; a
+ * bind in a dying namespace is refused (-ENETDOWN, logged, as any failed
+ * bind of a sync).  Module unload: every device, hence every listener,
+ * is gone first (main.c); rsw_iw_exit() then unregisters the notifiers
+ * (nothing queues the work after that) and cancels the work.  Order:
+ * rsw_iw_listen_lock -> a cep's locks (rsw_cm_listen(), rsw_cm_destroy());
+ * connect_request runs under its listening cep's children_lock and takes
+ * none of ours.
  */
 #include <linux/capability.h>
 #include <linux/inetdevice.h>
@@ -46,15 +89,55 @@
 
 static struct workqueue_struct *rsw_iw_wq;
 
-/* Most addresses of one netdev a wildcard listener binds. */
-#define RSW_IW_MAX_LISTEN	32
+/*
+ * Most addresses a wildcard listener listens on, a kernel socket each:
+ * a bound on the memory one rdma_listen() on a wildcard may take (any
+ * ucma user may make one; the sockets made later by the address work are
+ * charged to no one's memory cgroup).
+ */
+#define RSW_IW_MAX_LISTEN	64
+
+/* An address to listen on, with the port. */
+union rsw_iw_sa {
+	struct sockaddr sa;
+	struct sockaddr_in in;
+	struct sockaddr_in6 in6;
+};
+
+/* One listening cep of a listener, and the address it is bound to. */
+struct rsw_iw_lcep {
+	struct list_head link;		/* on rsw_iw_listen.ceps */
+	union rsw_iw_sa addr;
+	struct rsw_cep *cep;
+	bool seen;			/* a sync's mark: the address is there */
+};
 
 struct rsw_iw_listen {
-	struct iw_cm_id *cm_id;
+	struct iw_cm_id *cm_id;		/* referenced once created */
 	struct rsw_device *rsw;
-	unsigned int n;
-	struct rsw_cep *cep[RSW_IW_MAX_LISTEN];
+	/* Set at creation. */
+	union rsw_iw_sa addr;		/* the cm_id's local address */
+	int family;
+	bool wildcard;
+	bool dual;			/* an [::] listen taking IPv4 too */
+	int backlog;
+	struct rsw_mpa_params lp;	/* the device's settings then */
+	/* rsw->netdev: only compared, by the notifiers, under RCU. */
+	const struct net_device *ndev;
+	struct rcu_head rcu;		/* freed after the notifiers' walks */
+	/* A wildcard listener's: under rsw_iw_listen_lock (see the top). */
+	struct list_head link;		/* on rsw_iw_wildcards */
+	struct list_head ceps;		/* of struct rsw_iw_lcep */
+	unsigned int n;			/* ceps */
+	unsigned int n4;		/* of them, IPv4 ones of a dual listen */
+	__be16 port;			/* 0 until a bind picked one */
+	unsigned int left_out;		/* over RSW_IW_MAX_LISTEN, last sync */
 };
+
+static DEFINE_MUTEX(rsw_iw_listen_lock);
+static LIST_HEAD(rsw_iw_wildcards);
+/* A sync's scratch: the addresses the listener wants. */
+static union rsw_iw_sa rsw_iw_want[RSW_IW_MAX_LISTEN];
 
 struct rsw_iw_ep {
 	struct iw_cm_id *cm_id;		/* referenced; NULL until it is ours */
@@ -429,211 +512,462 @@ static int rsw_iw_reject(struct iw_cm_id *cm_id, const void *pdata,
 	return ret;
 }
 
-/* Addresses of our netdev in @family with @port: how many, at most @max. */
-static unsigned int rsw_iw_local_addrs(struct rsw_device *rsw, int family,
-				       __be16 port,
-				       struct sockaddr_storage *out,
-				       unsigned int max)
+/* ----------------------------------------------------------- listeners */
+
+static void rsw_iw_sa_set_port(union rsw_iw_sa *a, __be16 port)
 {
-	struct net_device *ndev = rsw->netdev;
-	unsigned int n = 0;
-
-	if (family == AF_INET) {
-		struct in_device *in = in_dev_get(ndev);
-		const struct in_ifaddr *ifa;
-
-		if (!in)
-			return 0;
-		rcu_read_lock();
-		in_dev_for_each_ifa_rcu(ifa, in) {
-			struct sockaddr_in *sin = (struct sockaddr_in *)&out[n];
-
-			if (n == max)
-				break;
-			*sin = (struct sockaddr_in) {
-				.sin_family = AF_INET,
-				.sin_port = port,
-				.sin_addr.s_addr = ifa->ifa_local,
-			};
-			n++;
-		}
-		rcu_read_unlock();
-		in_dev_put(in);
-	} else if (IS_ENABLED(CONFIG_IPV6) && family == AF_INET6) {
-		struct inet6_dev *in6 = in6_dev_get(ndev);
-		const struct inet6_ifaddr *ifp;
-
-		if (!in6)
-			return 0;
-		read_lock_bh(&in6->lock);
-		list_for_each_entry(ifp, &in6->addr_list, if_list) {
-			struct sockaddr_in6 *sin6 =
-				(struct sockaddr_in6 *)&out[n];
-
-			if (n == max)
-				break;
-			if (ifp->flags & (IFA_F_TENTATIVE | IFA_F_DADFAILED))
-				continue;
-			*sin6 = (struct sockaddr_in6) {
-				.sin6_family = AF_INET6,
-				.sin6_port = port,
-				.sin6_addr = ifp->addr,
-			};
-			if (ipv6_addr_type(&ifp->addr) & IPV6_ADDR_LINKLOCAL)
-				sin6->sin6_scope_id = ndev->ifindex;
-			n++;
-		}
-		read_unlock_bh(&in6->lock);
-		in6_dev_put(in6);
-	}
-	return n;
+	/* sin_port and sin6_port share their place. */
+	a->in.sin_port = port;
 }
 
-static bool rsw_iw_wildcard(const struct sockaddr_storage *ss)
+static __be16 rsw_iw_sa_port(const union rsw_iw_sa *a)
 {
-	if (ss->ss_family == AF_INET)
-		return ((const struct sockaddr_in *)ss)->sin_addr.s_addr ==
-		       htonl(INADDR_ANY);
-	if (ss->ss_family == AF_INET6)
-		return ipv6_addr_any(&((const struct sockaddr_in6 *)ss)->sin6_addr);
+	return a->in.sin_port;
+}
+
+static bool rsw_iw_sa_any(const union rsw_iw_sa *a)
+{
+	if (a->sa.sa_family == AF_INET)
+		return a->in.sin_addr.s_addr == htonl(INADDR_ANY);
+	if (a->sa.sa_family == AF_INET6)
+		return ipv6_addr_any(&a->in6.sin6_addr);
 	return false;
 }
 
+/* The same host address (ports aside). */
+static bool rsw_iw_sa_same(const union rsw_iw_sa *a, const union rsw_iw_sa *b)
+{
+	if (a->sa.sa_family != b->sa.sa_family)
+		return false;
+	if (a->sa.sa_family == AF_INET)
+		return a->in.sin_addr.s_addr == b->in.sin_addr.s_addr;
+	return ipv6_addr_equal(&a->in6.sin6_addr, &b->in6.sin6_addr) &&
+	       a->in6.sin6_scope_id == b->in6.sin6_scope_id;
+}
+
 /*
- * The addresses a wildcard listen of @cm_id binds, at most
- * RSW_IW_MAX_LISTEN: those of its family on our netdev and, for an IPv6
- * wildcard that is not IPv6-only (rdma_cm's afonly: net.ipv6.bindv6only
- * unless the ULP set it), the IPv4 ones too, as a dual-stack [::] socket
- * accepts them.  ib_srpt, for one, listens on [::]:port only.  The IPv4
- * ones take at most half the room and come last (*@extra of them: the
- * listen's own family first, which picks an ephemeral port), so that many
- * IPv6 addresses (one link-local and several global per prefix are
- * common) cannot crowd them out, nor they the IPv6 ones.
+ * A scan of our netdev's addresses for wildcard listener @l: each address
+ * @l has a cep on marks it seen; the others go to @out while there is
+ * room, and are counted in @more after that.  Called under RCU or the
+ * inet6_dev's lock: no sleeping.  Cost: ceps x addresses comparisons.
  */
-static unsigned int rsw_iw_wildcard_addrs(struct rsw_device *rsw,
-					  const struct iw_cm_id *cm_id,
-					  __be16 port,
-					  struct sockaddr_storage *addr,
-					  unsigned int *extra)
-{
-	const unsigned int half = RSW_IW_MAX_LISTEN / 2;
-	int family = cm_id->m_local_addr.ss_family;
-	unsigned int n, v4 = 0;
+struct rsw_iw_scan {
+	struct rsw_iw_listen *l;
+	union rsw_iw_sa *out;
+	unsigned int room;		/* of @out */
+	unsigned int n;			/* in @out */
+	unsigned int more;		/* no cep, no room */
+};
 
-	/* IPv4 into the upper half, then moved behind the IPv6 ones. */
-	if (family == AF_INET6 && !cm_id->afonly)
-		v4 = rsw_iw_local_addrs(rsw, AF_INET, port, addr + half, half);
-	memmove(addr + RSW_IW_MAX_LISTEN - v4, addr + half,
-		v4 * sizeof(*addr));
-	n = rsw_iw_local_addrs(rsw, family, port, addr,
-			       RSW_IW_MAX_LISTEN - v4);
-	memmove(addr + n, addr + RSW_IW_MAX_LISTEN - v4, v4 * sizeof(*addr));
-	*extra = v4;
-	return n + v4;
-}
-
-static void rsw_iw_set_port(struct sockaddr_storage *ss, __be16 port)
+static void rsw_iw_scan_one(struct rsw_iw_scan *sc, const union rsw_iw_sa *a)
 {
-	if (ss->ss_family == AF_INET)
-		((struct sockaddr_in *)ss)->sin_port = port;
+	struct rsw_iw_lcep *lc;
+
+	lockdep_assert_held(&rsw_iw_listen_lock);
+	list_for_each_entry(lc, &sc->l->ceps, link) {
+		if (rsw_iw_sa_same(&lc->addr, a)) {
+			lc->seen = true;
+			return;
+		}
+	}
+	if (sc->n < sc->room)
+		sc->out[sc->n++] = *a;
 	else
-		((struct sockaddr_in6 *)ss)->sin6_port = port;
+		sc->more++;
 }
 
-static __be16 rsw_iw_port(const struct sockaddr_storage *ss)
+static void rsw_iw_scan4(struct net_device *ndev, struct rsw_iw_scan *sc)
 {
-	if (ss->ss_family == AF_INET)
-		return ((const struct sockaddr_in *)ss)->sin_port;
-	return ((const struct sockaddr_in6 *)ss)->sin6_port;
+	const struct in_ifaddr *ifa;
+	union rsw_iw_sa a = {};
+	struct in_device *in;
+
+	a.in.sin_family = AF_INET;
+	rcu_read_lock();
+	in = __in_dev_get_rcu(ndev);
+	if (in) {
+		in_dev_for_each_ifa_rcu(ifa, in) {
+			a.in.sin_addr.s_addr = ifa->ifa_local;
+			rsw_iw_scan_one(sc, &a);
+		}
+	}
+	rcu_read_unlock();
 }
+
+/*
+ * The same for IPv6.  A tentative address counts (the listener binds it
+ * with freebind: no event says when its DAD is done), one whose DAD
+ * failed does not; but as no event says that either, a socket bound while
+ * it was tentative stays (serving nothing: the address is not local)
+ * until the next sync.  Nor does one being removed: addrconf marks it
+ * DEAD, then notifies, then unlinks it; this walk takes no RTNL and may
+ * run in between, and the run the notification queued must drop it.
+ */
+static bool rsw_iw_addr6_usable(const struct inet6_ifaddr *ifp)
+{
+	int state = READ_ONCE(ifp->state);
+
+	return !(READ_ONCE(ifp->flags) & IFA_F_DADFAILED) &&
+	       state != INET6_IFADDR_STATE_DEAD &&
+	       state != INET6_IFADDR_STATE_ERRDAD;
+}
+
+static void rsw_iw_scan6(struct net_device *ndev, struct rsw_iw_scan *sc)
+{
+	struct inet6_dev *in6 = in6_dev_get(ndev);
+	const struct inet6_ifaddr *ifp;
+	union rsw_iw_sa a = {};
+
+	if (!in6)
+		return;
+	a.in6.sin6_family = AF_INET6;
+	read_lock_bh(&in6->lock);
+	list_for_each_entry(ifp, &in6->addr_list, if_list) {
+		if (!rsw_iw_addr6_usable(ifp))
+			continue;
+		a.in6.sin6_addr = ifp->addr;
+		a.in6.sin6_scope_id = 0;
+		if (ipv6_addr_type(&ifp->addr) & IPV6_ADDR_LINKLOCAL)
+			a.in6.sin6_scope_id = ndev->ifindex;
+		rsw_iw_scan_one(sc, &a);
+	}
+	read_unlock_bh(&in6->lock);
+	in6_dev_put(in6);
+}
+
+static void rsw_iw_scan(struct rsw_iw_scan *sc, int family)
+{
+	struct net_device *ndev = sc->l->rsw->netdev;
+
+	if (family == AF_INET)
+		rsw_iw_scan4(ndev, sc);
+	else if (IS_ENABLED(CONFIG_IPV6) && family == AF_INET6)
+		rsw_iw_scan6(ndev, sc);
+}
+
+/*
+ * Listen on @addr for @l, with @l's port, or with the one this bind picks,
+ * which becomes @l's.  The cep joins @l's list.  0 or -errno.
+ */
+static int rsw_iw_listen_add(struct rsw_iw_listen *l,
+			     const union rsw_iw_sa *addr)
+{
+	struct rsw_cm_args args = {
+		.net = rsw_iw_net(l->rsw),
+		.backlog = l->backlog,
+		.lp = &l->lp,
+		.ops = &rsw_iw_cm_ops,
+		.ctx = l,
+		.stats = l->rsw->stats,
+		.freebind = l->wildcard,
+	};
+	struct sockaddr_storage bound;
+	struct rsw_iw_lcep *lc;
+	struct rsw_cep *cep;
+
+	lc = kzalloc(sizeof(*lc), GFP_KERNEL);
+	if (!lc)
+		return -ENOMEM;
+	lc->addr = *addr;
+	rsw_iw_sa_set_port(&lc->addr, l->port);
+	args.local = &lc->addr.sa;
+	cep = rsw_cm_listen(&args);
+	if (IS_ERR(cep)) {
+		kfree(lc);
+		return PTR_ERR(cep);
+	}
+	lc->cep = cep;
+	if (!l->port && !rsw_cm_local_addr(cep, &bound))
+		l->port = ((struct sockaddr_in *)&bound)->sin_port;
+	list_add_tail(&lc->link, &l->ceps);
+	l->n++;
+	if (addr->sa.sa_family != l->family)
+		l->n4++;
+	return 0;
+}
+
+/* Close @lc's cep (waits for its callbacks) and forget it. */
+static void rsw_iw_listen_drop(struct rsw_iw_listen *l, struct rsw_iw_lcep *lc)
+{
+	list_del(&lc->link);
+	l->n--;
+	if (lc->addr.sa.sa_family != l->family)
+		l->n4--;
+	rsw_cm_destroy(lc->cep);
+	kfree(lc);
+}
+
+/* Addresses over the bound: said once for each time their number grows. */
+static void rsw_iw_note_left_out(struct rsw_iw_listen *l,
+				 unsigned int left_out)
+{
+	if (left_out > l->left_out)
+		ibdev_dbg_ratelimited(&l->rsw->ibdev,
+				      "wildcard listen on port %u: %u addresses over the limit of %u not listened on\n",
+				      ntohs(l->port), left_out,
+				      RSW_IW_MAX_LISTEN);
+	l->left_out = left_out;
+}
+
+/* Drop the ceps of @l on addresses its netdev does not have any more. */
+static void rsw_iw_sync_drop(struct rsw_iw_listen *l)
+{
+	struct rsw_iw_scan sc = { .l = l };
+	struct rsw_iw_lcep *lc, *tmp;
+
+	lockdep_assert_held(&rsw_iw_listen_lock);
+	/* Going away: rdma_cm destroys the listener during unregistration. */
+	if (READ_ONCE(l->rsw->netdev_gone))
+		return;
+	list_for_each_entry(lc, &l->ceps, link)
+		lc->seen = false;
+	rsw_iw_scan(&sc, l->family);
+	if (l->dual)
+		rsw_iw_scan(&sc, AF_INET);
+	list_for_each_entry_safe(lc, tmp, &l->ceps, link)
+		if (!lc->seen)
+			rsw_iw_listen_drop(l, lc);
+}
+
+/*
+ * Listen on the @n addresses of rsw_iw_want for @l.  @strict: the first
+ * failed bind fails, -errno; otherwise a failed bind is said (rate-limited;
+ * our own address and port only): how many failed.
+ */
+static int rsw_iw_listen_want(struct rsw_iw_listen *l, unsigned int n,
+			      bool strict)
+{
+	const union rsw_iw_sa *a;
+	int ret, failed = 0;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		a = &rsw_iw_want[i];
+		ret = rsw_iw_listen_add(l, a);
+		if (ret && strict)
+			return ret;
+		if (!ret)
+			continue;
+		failed++;
+		ibdev_warn_ratelimited(&l->rsw->ibdev,
+				       "wildcard listen: cannot listen on %pISc port %u (%d), retrying\n",
+				       &a->sa, ntohs(l->port), ret);
+	}
+	return failed;
+}
+
+/*
+ * Add a cep of @l on addresses of its netdev it has none on, while there
+ * is room: RSW_IW_MAX_LISTEN in all, the ceps it has counted first, so
+ * that a new address never displaces a served one.  An IPv6 wildcard
+ * that is not IPv6-only (rdma_cm's afonly: net.ipv6.bindv6only unless
+ * the ULP set it) takes the IPv4 addresses too, as a dual-stack [::]
+ * socket accepts them (ib_srpt, for one, listens on [::]:port only); its
+ * IPv6 addresses first (an ephemeral port is picked by the first bind),
+ * but they leave up to half the room to the IPv4 ones, so that many IPv6
+ * addresses (a link-local and several global per prefix are common)
+ * cannot crowd them out, nor they the IPv6 ones.  @strict (the
+ * listener's creation): a failed bind of its own family fails the sync,
+ * as a listen on that address would fail: -errno.  Otherwise how many
+ * binds failed, for a later sync to retry (rsw_iw_addr_work_fn()).
+ */
+static int rsw_iw_sync_add(struct rsw_iw_listen *l, bool strict)
+{
+	const unsigned int max = RSW_IW_MAX_LISTEN;
+	struct rsw_iw_scan sc = { .l = l, .out = rsw_iw_want };
+	unsigned int room, left_out, total4 = 0;
+	int failed;
+
+	lockdep_assert_held(&rsw_iw_listen_lock);
+	might_sleep();
+	if (READ_ONCE(l->rsw->netdev_gone))
+		return 0;
+	if (l->dual) {
+		rsw_iw_scan(&sc, AF_INET);	/* no room: counts them */
+		total4 = l->n4 + sc.more;
+		sc.more = 0;
+	}
+	/* Own family: up to max - min(total4, max / 2) of them. */
+	room = max - min(total4, max / 2);
+	room = room > l->n - l->n4 ? room - (l->n - l->n4) : 0;
+	sc.room = l->n < max ? min(room, max - l->n) : 0;
+	rsw_iw_scan(&sc, l->family);
+	left_out = sc.more;
+	failed = rsw_iw_listen_want(l, sc.n, strict);
+	if (failed < 0)
+		return failed;
+	if (l->dual) {
+		sc = (struct rsw_iw_scan){ .l = l, .out = rsw_iw_want };
+		sc.room = l->n < max ? max - l->n : 0;
+		rsw_iw_scan(&sc, AF_INET);
+		left_out += sc.more;
+		failed += rsw_iw_listen_want(l, sc.n, false);
+	}
+	rsw_iw_note_left_out(l, left_out);
+	return failed;
+}
+
+/* Retries of failed binds: from 1 s, doubling, up to a minute. */
+#define RSW_IW_RETRY_MIN	HZ
+#define RSW_IW_RETRY_MAX	(60 * HZ)
+
+/* Under rsw_iw_listen_lock: the delay of the next retry. */
+static unsigned long rsw_iw_retry = RSW_IW_RETRY_MIN;
+
+static void rsw_iw_addr_work_fn(struct work_struct *work);
+static DECLARE_DELAYED_WORK(rsw_iw_addr_work, rsw_iw_addr_work_fn);
+
+/*
+ * Every wildcard listener follows its netdev's addresses (see the top).
+ * Every listener drops first, then every listener adds: an address moved
+ * from one of our netdevs to another is free for its new owner's bind.
+ * A bind that still fails (the address and port taken by another socket)
+ * is retried, with backoff, until none fails.
+ */
+static void rsw_iw_addr_work_fn(struct work_struct *work)
+{
+	struct rsw_iw_listen *l;
+	int failed = 0;
+
+	mutex_lock(&rsw_iw_listen_lock);
+	list_for_each_entry(l, &rsw_iw_wildcards, link)
+		rsw_iw_sync_drop(l);
+	list_for_each_entry(l, &rsw_iw_wildcards, link)
+		failed += rsw_iw_sync_add(l, false);
+	if (failed) {
+		/* An address event meanwhile runs the work at once. */
+		queue_delayed_work(system_unbound_wq, &rsw_iw_addr_work,
+				   rsw_iw_retry);
+		rsw_iw_retry = min(2 * rsw_iw_retry, RSW_IW_RETRY_MAX);
+	} else {
+		rsw_iw_retry = RSW_IW_RETRY_MIN;
+	}
+	mutex_unlock(&rsw_iw_listen_lock);
+}
+
+/*
+ * Whether a listed wildcard listener is on @dev: only then is an address
+ * event of @dev worth a sync (events of every netdev in every namespace
+ * come here).  Any context; listeners are freed after an RCU grace period.
+ */
+static bool rsw_iw_listened_dev(const struct net_device *dev)
+{
+	struct rsw_iw_listen *l;
+	bool found = false;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(l, &rsw_iw_wildcards, link) {
+		if (l->ndev == dev) {
+			found = true;
+			break;
+		}
+	}
+	rcu_read_unlock();
+	return found;
+}
+
+static void rsw_iw_addr_event(unsigned long event,
+			      const struct net_device *dev)
+{
+	if ((event == NETDEV_UP || event == NETDEV_DOWN) &&
+	    rsw_iw_listened_dev(dev))
+		mod_delayed_work(system_unbound_wq, &rsw_iw_addr_work, 0);
+}
+
+/* An IPv4 address came or went: process context, RTNL held. */
+static int rsw_iw_inetaddr_event(struct notifier_block *nb,
+				 unsigned long event, void *ptr)
+{
+	const struct in_ifaddr *ifa = ptr;
+
+	rsw_iw_addr_event(event, ifa->ifa_dev->dev);
+	return NOTIFY_DONE;
+}
+
+/* An IPv6 address came or went: atomic context. */
+static int rsw_iw_inet6addr_event(struct notifier_block *nb,
+				  unsigned long event, void *ptr)
+{
+	const struct inet6_ifaddr *ifp = ptr;
+
+	rsw_iw_addr_event(event, ifp->idev->dev);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block rsw_iw_inetaddr_nb = {
+	.notifier_call = rsw_iw_inetaddr_event,
+};
+
+static struct notifier_block rsw_iw_inet6addr_nb = {
+	.notifier_call = rsw_iw_inet6addr_event,
+};
 
 static void rsw_iw_listen_free(struct rsw_iw_listen *l)
 {
-	while (l->n)
-		rsw_cm_destroy(l->cep[--l->n]);
-	kfree(l);
+	struct rsw_iw_lcep *lc, *tmp;
+
+	list_for_each_entry_safe(lc, tmp, &l->ceps, link)
+		rsw_iw_listen_drop(l, lc);
+	kfree_rcu(l, rcu);
 }
 
-/*
- * One listening CEP of @l per address of @addr[0..@n), the last @extra
- * of them (a dual-stack listen's IPv4 ones) best effort; @port 0 (an
- * ephemeral one): the port the first got, on every address.
- */
-static int rsw_iw_listen_on(struct rsw_iw_listen *l, struct rsw_cm_args *args,
-			    struct sockaddr_storage *addr, unsigned int n,
-			    unsigned int extra, __be16 port)
+/* A listener of @cm_id with the device's settings of now, no cep yet. */
+static struct rsw_iw_listen *rsw_iw_listen_alloc(struct iw_cm_id *cm_id,
+						 int backlog)
 {
-	unsigned int i, j;
+	struct rsw_device *rsw = to_rsw_dev(cm_id->device);
+	struct rsw_iw_listen *l = kzalloc(sizeof(*l), GFP_KERNEL);
+	struct rsw_settings set;
 
-	for (i = 0; i < n; i++) {
-		struct rsw_cep *cep;
-
-		args->local = (struct sockaddr *)&addr[i];
-		cep = rsw_cm_listen(args);
-		if (IS_ERR(cep) && i >= n - extra) {
-			ibdev_dbg(&l->rsw->ibdev, "[::] listen: no IPv4 %pISp: %ld\n",
-				  args->local, PTR_ERR(cep));
-			continue;
-		}
-		if (IS_ERR(cep))
-			return PTR_ERR(cep);
-		l->cep[l->n++] = cep;
-		if (!port && !rsw_cm_local_addr(cep, &addr[i])) {
-			port = rsw_iw_port(&addr[i]);
-			for (j = i + 1; j < n; j++)
-				rsw_iw_set_port(&addr[j], port);
-		}
-	}
-	return 0;
+	if (!l)
+		return NULL;
+	l->cm_id = cm_id;
+	l->rsw = rsw;
+	l->ndev = rsw->netdev;
+	l->backlog = backlog;
+	memcpy(&l->addr, &cm_id->m_local_addr, sizeof(l->addr));
+	l->family = l->addr.sa.sa_family;
+	l->wildcard = rsw_iw_sa_any(&l->addr);
+	l->dual = l->family == AF_INET6 && !cm_id->afonly;
+	l->port = rsw_iw_sa_port(&l->addr);
+	INIT_LIST_HEAD(&l->ceps);
+	INIT_LIST_HEAD(&l->link);
+	rsw_settings_get(rsw, &set);
+	rsw_iw_params(&l->lp, &set, NULL);
+	return l;
 }
 
 static int rsw_iw_create_listen(struct iw_cm_id *cm_id, int backlog)
 {
-	struct rsw_device *rsw = to_rsw_dev(cm_id->device);
-	struct sockaddr_storage *addr;
-	struct rsw_settings set;
-	struct rsw_mpa_params lp;
-	struct rsw_cm_args args = {
-		.net = rsw_iw_net(rsw),
-		.backlog = backlog,
-		.lp = &lp,
-		.ops = &rsw_iw_cm_ops,
-		.stats = rsw->stats,
-	};
-	struct rsw_iw_listen *l;
-	unsigned int n, extra = 0;
-	__be16 port;
-	int ret = 0;
+	struct rsw_iw_listen *l = rsw_iw_listen_alloc(cm_id, backlog);
+	int ret;
 
-	l = kzalloc(sizeof(*l), GFP_KERNEL);
-	addr = kcalloc(RSW_IW_MAX_LISTEN, sizeof(*addr), GFP_KERNEL);
-	if (!l || !addr) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	l->cm_id = cm_id;
-	l->rsw = rsw;
-	args.ctx = l;
-	rsw_settings_get(rsw, &set);
-	rsw_iw_params(&lp, &set, NULL);
-	port = rsw_iw_port(&cm_id->m_local_addr);
-	if (rsw_iw_wildcard(&cm_id->m_local_addr)) {
-		n = rsw_iw_wildcard_addrs(rsw, cm_id, port, addr, &extra);
+	if (!l)
+		return -ENOMEM;
+	if (l->wildcard) {
+		/* Listed first: an address coming meanwhile is not missed. */
+		mutex_lock(&rsw_iw_listen_lock);
+		list_add_tail_rcu(&l->link, &rsw_iw_wildcards);
+		ret = rsw_iw_sync_add(l, true);
+		if (ret < 0)
+			list_del_rcu(&l->link);
+		/* Some other-family bind failed: retried by the work. */
+		if (ret > 0) {
+			queue_delayed_work(system_unbound_wq,
+					   &rsw_iw_addr_work, RSW_IW_RETRY_MIN);
+			ret = 0;
+		}
+		mutex_unlock(&rsw_iw_listen_lock);
 	} else {
-		addr[0] = cm_id->m_local_addr;
-		n = 1;
+		ret = rsw_iw_listen_add(l, &l->addr);
 	}
-	ret = rsw_iw_listen_on(l, &args, addr, n, extra, port);
-	if (ret)
-		goto out;
+	if (ret) {
+		rsw_iw_listen_free(l);
+		return ret;
+	}
 	cm_id->add_ref(cm_id);
 	cm_id->provider_data = l;
-	l = NULL;
-out:
-	if (l)
-		rsw_iw_listen_free(l);
-	kfree(addr);
-	return ret;
+	return 0;
 }
 
 static int rsw_iw_destroy_listen(struct iw_cm_id *cm_id)
@@ -643,6 +977,12 @@ static int rsw_iw_destroy_listen(struct iw_cm_id *cm_id)
 	if (!l)
 		return 0;
 	cm_id->provider_data = NULL;
+	if (l->wildcard) {
+		/* Unlisted, no sync touches it again: its ceps are ours. */
+		mutex_lock(&rsw_iw_listen_lock);
+		list_del_rcu(&l->link);
+		mutex_unlock(&rsw_iw_listen_lock);
+	}
 	rsw_iw_listen_free(l);
 	cm_id->rem_ref(cm_id);
 	return 0;
@@ -694,11 +1034,32 @@ const struct ib_device_ops rsw_iw_ops = {
 
 int rsw_iw_init(void)
 {
+	int ret;
+
 	rsw_iw_wq = alloc_workqueue("rdmap_sw_iw", WQ_MEM_RECLAIM, 0);
-	return rsw_iw_wq ? 0 : -ENOMEM;
+	if (!rsw_iw_wq)
+		return -ENOMEM;
+	ret = register_inetaddr_notifier(&rsw_iw_inetaddr_nb);
+	if (ret)
+		goto err_destroy_wq;
+	ret = register_inet6addr_notifier(&rsw_iw_inet6addr_nb);
+	if (ret)
+		goto err_inetaddr;
+	return 0;
+
+err_inetaddr:
+	unregister_inetaddr_notifier(&rsw_iw_inetaddr_nb);
+err_destroy_wq:
+	destroy_workqueue(rsw_iw_wq);
+	return ret;
 }
 
+/* After every device went (main.c): no listener is left to sync. */
 void rsw_iw_exit(void)
 {
+	unregister_inet6addr_notifier(&rsw_iw_inet6addr_nb);
+	unregister_inetaddr_notifier(&rsw_iw_inetaddr_nb);
+	cancel_delayed_work_sync(&rsw_iw_addr_work);
+	WARN_ON(!list_empty(&rsw_iw_wildcards));
 	destroy_workqueue(rsw_iw_wq);
 }
