@@ -64,16 +64,16 @@
  * our reference after), so its device, and the device's netdev (held
  * until the reap work), stay.  Device unregistration: a device whose
  * netdev is gone is not synced any more, and rdma_cm (cma_remove_one(),
- * an ib_client) destroys its listeners before the unregistration ends.  Namespace exit:
- * rsw_cm_net_exit() closes the sockets of listening ceps there, which
- * stay listed until their address goes or the listener is destroyed; a
- * bind in a dying namespace is refused (-ENETDOWN, logged, as any failed
- * bind of a sync).  Module unload: every device, hence every listener,
- * is gone first (main.c); rsw_iw_exit() then unregisters the notifiers
- * (nothing queues the work after that) and cancels the work.  Order:
- * rsw_iw_listen_lock -> a cep's locks (rsw_cm_listen(), rsw_cm_destroy());
- * connect_request runs under its listening cep's children_lock and takes
- * none of ours.
+ * an ib_client) destroys its listeners before the unregistration ends.
+ * Namespace exit: rsw_cm_net_exit() closes the sockets of listening ceps
+ * there, which stay listed until their address goes or the listener is
+ * destroyed; a bind in a dying namespace is refused (-ENETDOWN, logged, as
+ * any failed bind of a sync).  Module unload: every device, hence every
+ * listener, is gone first (main.c); rsw_iw_exit() then unregisters the
+ * notifiers (nothing queues the work after that) and cancels the work.
+ * Order: rsw_iw_listen_lock -> a cep's locks (rsw_cm_listen(),
+ * rsw_cm_destroy()); connect_request runs under its listening cep's
+ * children_lock and takes none of ours.
  */
 #include <linux/capability.h>
 #include <linux/inetdevice.h>
@@ -869,8 +869,16 @@ static bool rsw_iw_listened_dev(const struct net_device *dev)
 static void rsw_iw_addr_event(unsigned long event,
 			      const struct net_device *dev)
 {
-	if ((event == NETDEV_UP || event == NETDEV_DOWN) &&
-	    rsw_iw_listened_dev(dev))
+	if (event != NETDEV_UP && event != NETDEV_DOWN)
+		return;
+	/*
+	 * The address (published by our caller) before the listeners: pairs
+	 * with rsw_iw_create_listen()'s barrier, so that either its scan sees
+	 * the address or we see its listener (a store then a load on each
+	 * side, which even x86 may reorder).
+	 */
+	smp_mb();
+	if (rsw_iw_listened_dev(dev))
 		mod_delayed_work(system_unbound_wq, &rsw_iw_addr_work, 0);
 }
 
@@ -948,6 +956,7 @@ static int rsw_iw_create_listen(struct iw_cm_id *cm_id, int backlog)
 		/* Listed first: an address coming meanwhile is not missed. */
 		mutex_lock(&rsw_iw_listen_lock);
 		list_add_tail_rcu(&l->link, &rsw_iw_wildcards);
+		smp_mb();	/* listed, then scan: see rsw_iw_addr_event() */
 		ret = rsw_iw_sync_add(l, true);
 		if (ret < 0)
 			list_del_rcu(&l->link);
