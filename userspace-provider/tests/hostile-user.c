@@ -104,7 +104,15 @@ static struct {
 	struct slot slot[NSLOT];
 	atomic_bool stop;
 	unsigned int seed;
-} g;
+	/*
+	 * ib_core gives a new ring the lowest free mmap offset, so an SRQ
+	 * resized by the scribbler (another slot's) may take the offset of a
+	 * ring recreate() just destroyed: held for writing from a slot's
+	 * teardown until its dead offsets are checked, for reading around
+	 * a resize.
+	 */
+	pthread_rwlock_t offsets;
+} g = { .offsets = PTHREAD_RWLOCK_INITIALIZER };
 
 /* What happened, for the summary (relaxed counters). */
 static struct {
@@ -673,8 +681,11 @@ static void verbs_garbage(struct slot *s, uint64_t *x)
 	a.cap.max_inline_data = rnd(x);
 	ibv_modify_qp(r & (1 << 8) ? s->cid->qp : s->sid->qp, &a,
 		      (int)(rnd(x) & masks));
-	if (s->srq)
+	if (s->srq) {
+		pthread_rwlock_rdlock(&g.offsets);
 		ibv_modify_srq(s->srq, &sa, (int)(r >> 9) & 3);
+		pthread_rwlock_unlock(&g.offsets);
+	}
 }
 
 /* Make the kernel look now: the doorbell commands, with no work request. */
@@ -881,9 +892,11 @@ static void recreate(struct slot *s, bool srq)
 		ADD(st.qp_err);
 	if (s->live)
 		n = keep_maps(s, keep);
+	pthread_rwlock_wrlock(&g.offsets);
 	slot_down(s);
 	for (i = 0; i < n; i++)
 		dead_map(&keep[i]);
+	pthread_rwlock_unlock(&g.offsets);
 	hits = guards_hit(s);
 	if (hits && !guard_hits)
 		printf("# %zu guard bytes of slot %td changed\n", hits,
