@@ -89,6 +89,9 @@ step "a verified rping between two other processes, kept going"
 rm -f "$LOGS/stop" "$LOGS/rounds" "$LOGS/rounds.failed"
 rping_rounds &
 ROUNDS_PID=$!
+# A failing step (fail() exits) must not leave the rounds running: the
+# guest would wait for them until the VM's time limit.
+trap 'touch "$LOGS/stop"; kill "$ROUNDS_PID" 2>/dev/null' EXIT
 poll_until 120 "the first rping round pinging" pinging
 [ ! -e "$LOGS/rounds.failed" ] || fail "rping: $(<"$LOGS/rounds.failed")"
 before=0
