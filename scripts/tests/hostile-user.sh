@@ -91,7 +91,7 @@ rping_rounds &
 ROUNDS_PID=$!
 # A failing step (fail() exits) must not leave the rounds running: the
 # guest would wait for them until the VM's time limit.
-trap 'touch "$LOGS/stop"; kill "$ROUNDS_PID" 2>/dev/null' EXIT
+trap 'touch "$LOGS/stop"; kill "$ROUNDS_PID" 2>/dev/null || true' EXIT
 poll_until 120 "the first rping round pinging" pinging
 [ ! -e "$LOGS/rounds.failed" ] || fail "rping: $(<"$LOGS/rounds.failed")"
 before=0
