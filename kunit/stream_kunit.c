@@ -3751,12 +3751,14 @@ static void st_sock_bufs(struct sock *sk, int snd)
 }
 
 /*
- * Wait until the stream's TX sits still in the middle of an FPDU: part of
- * it in TCP (ts.skip), the send buffer full, the raw peer's window shut
- * (so nothing can move on), unchanged for ST_QUIET_MS.  The message offset
- * of that FPDU.
+ * Wait until the stream's TX sits still inside a message, with @mid in the
+ * middle of an FPDU (part of it in TCP: ts.skip): the send buffer full,
+ * the raw peer's window shut (so nothing can move on), unchanged for
+ * ST_QUIET_MS.  The message offset of the next FPDU (the one in part with
+ * @mid); the sink's skip then in *@skipp.
  */
-static u32 st_wait_mid_fpdu(struct kunit *test, struct rsw_stream *s)
+static u32 st_wait_tx_still(struct kunit *test, struct rsw_stream *s,
+			    bool mid, u32 *skipp)
 {
 	unsigned long end = jiffies + msecs_to_jiffies(ST_WAIT_MS);
 	struct sock *sk = s->sock->sk;
@@ -3770,24 +3772,36 @@ static u32 st_wait_mid_fpdu(struct kunit *test, struct rsw_stream *s)
 		done = s->tx.msg.done;
 		full = !sk_stream_memory_free(sk) && !tcp_sk(sk)->snd_wnd;
 		release_sock(sk);
-		if (skip && full && skip == last_skip && off == last_off)
+		/* Out in part: the FPDU with @mid, else the message. */
+		if ((mid ? skip : done) && full && skip == last_skip &&
+		    off == last_off) {
+			*skipp = skip;
 			return done;
+		}
 		last_skip = skip;
 		last_off = off;
 		KUNIT_ASSERT_TRUE_MSG(test, time_before(jiffies, end),
-				      "TX never stopped mid-FPDU: skip %u, full %d",
-				      skip, full);
+				      "TX never stopped%s: skip %u, full %d",
+				      mid ? " mid-FPDU" : "", skip, full);
 		msleep(ST_QUIET_MS);
 	}
+}
+
+static u32 st_wait_mid_fpdu(struct kunit *test, struct rsw_stream *s)
+{
+	u32 skip;
+
+	return st_wait_tx_still(test, s, true, &skip);
 }
 
 /*
  * Read the Write's FPDUs from the raw end, checking them against @src,
  * up to the first FPDU of another kind, left in @buf; its ULPDU length.
- * *@last_to: the TO of the last Write FPDU read.
+ * *@last_to: the TO of the last Write FPDU read; *@gotp (if set): the
+ * Write octets read.
  */
 static int st_mid_drain_write(struct kunit *test, struct st_hx *x, u8 *buf,
-			      const u8 *src, u64 *last_to)
+			      const u8 *src, u64 *last_to, u32 *gotp)
 {
 	const union rsw_hdr *h = (const void *)buf;
 	const u32 hl = sizeof(struct rsw_ddp_tagged);
@@ -3799,8 +3813,11 @@ static int st_mid_drain_write(struct kunit *test, struct st_hx *x, u8 *buf,
 		ulpdu = st_read_fpdu(test, x, buf, ST_MID_BUF);
 		KUNIT_ASSERT_GE_MSG(test, ulpdu, 0, "after %u Write octets: %d",
 				    got, ulpdu);
-		if (rsw_rdmap_opcode(&h->c) != RSW_OP_WRITE)
+		if (rsw_rdmap_opcode(&h->c) != RSW_OP_WRITE) {
+			if (gotp)
+				*gotp = got;
 			return ulpdu;
+		}
 		KUNIT_ASSERT_TRUE(test, rsw_ddp_tagged(&h->c));
 		KUNIT_ASSERT_FALSE_MSG(test, rsw_ddp_last(&h->c),
 				       "the whole Write went out");
@@ -3814,22 +3831,32 @@ static int st_mid_drain_write(struct kunit *test, struct st_hx *x, u8 *buf,
 	}
 }
 
+/*
+ * An orderly close (SQD) that cannot finish the message in progress: wait
+ * until its deadline took the stream to LINGER, our FIN not sent.
+ */
+static void st_close_to_linger(struct kunit *test, struct st_hx *x,
+			       struct rsw_stream *s)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(ST_WAIT_MS);
+
+	KUNIT_ASSERT_EQ(test, st_modify(x->e, IB_QPS_SQD), 0);
+	while (READ_ONCE(s->phase) != RSW_STREAM_LINGER) {
+		KUNIT_ASSERT_TRUE_MSG(test, time_before(jiffies, end),
+				      "the close never reached LINGER");
+		msleep(5);
+	}
+	KUNIT_ASSERT_FALSE(test, READ_ONCE(s->fin_sent));
+}
+
 /* The QP to SQE; with @linger, SQD first and SQE once in LINGER. */
 static void st_mid_sqe(struct kunit *test, struct st_hx *x,
 		       struct rsw_stream *s, bool linger)
 {
-	unsigned long end = jiffies + msecs_to_jiffies(ST_WAIT_MS);
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_SQE };
 
-	if (linger) {
-		KUNIT_ASSERT_EQ(test, st_modify(x->e, IB_QPS_SQD), 0);
-		while (READ_ONCE(s->phase) != RSW_STREAM_LINGER) {
-			KUNIT_ASSERT_TRUE_MSG(test, time_before(jiffies, end),
-					      "the close never reached LINGER");
-			msleep(5);
-		}
-		KUNIT_ASSERT_FALSE(test, READ_ONCE(s->fin_sent));
-	}
+	if (linger)
+		st_close_to_linger(test, x, s);
 	KUNIT_ASSERT_EQ(test, ib_modify_qp(x->e->qp, &attr, IB_QP_STATE), 0);
 }
 
@@ -3878,7 +3905,8 @@ static void st_peer_term_mid_fpdu(struct kunit *test)
 	}
 	/* The rest of the partial FPDU, the Terminate, the FIN. */
 	KUNIT_ASSERT_GE(test, st_mid_drain_write(test, x, buf, src.base,
-						 &last_to) + RSW_MPA_HDR_LEN,
+						 &last_to, NULL) +
+			RSW_MPA_HDR_LEN,
 			(int)sizeof(struct rsw_hdr_term));
 	/* Only the partial FPDU was finished: none of the Write after it. */
 	KUNIT_EXPECT_EQ(test, last_to, ST_MID_RADDR + done0);
@@ -4364,6 +4392,166 @@ static void st_peer_fin_mid_fpdu(struct kunit *test)
 }
 
 /*
+ * Issue 14 item 6 (RFC 5040 section 7.1 rule 1): the memory of a message
+ * in progress fails its check after its first FPDUs went out (its MR
+ * invalidated while TCP is full: the raw peer reads nothing).  The Write
+ * completes LOC_PROT_ERR and the Send behind it flushes with the cause,
+ * RDMAP Local Catastrophic Error.  TX stopped at an FPDU boundary, the
+ * peer then reads the Write's FPDUs (none with L), a Terminate with that
+ * cause and neither header, then our FIN; before, the stream reset the
+ * connection.  The same in the LINGER of an orderly close that could not
+ * finish the Write (SQD first, the memory fails once in LINGER): the
+ * Terminate before our FIN.  Stopped inside an FPDU (one fragment per
+ * skb, st_small_skbs()), that FPDU cannot be finished without its memory
+ * and nothing may follow it: the Write's FPDUs, then the reset, no
+ * Terminate.
+ */
+struct st_fault_case {
+	const char *name;
+	bool mid;		/* TX stopped inside an FPDU */
+	bool linger;		/* SQD first, the MR invalidated in LINGER */
+};
+
+static const struct st_fault_case st_fault_cases[] = {
+	{ "at an FPDU boundary: Terminate, FIN", false, false },
+	{ "in the LINGER of an orderly close: Terminate, FIN", false, true },
+	{ "inside an FPDU: reset", true, false },
+};
+
+KUNIT_ARRAY_PARAM_DESC(st_fault, st_fault_cases, name);
+
+/*
+ * A Write of ST_MID_LEN octets from MR @m (Send 10 behind it) on @x's
+ * stream; once TX sits still (inside an FPDU with c->mid, else at a
+ * boundary), and with c->linger an orderly close reached LINGER, @m is
+ * invalidated.  The message offset TX stopped at.
+ */
+static u32 st_fault_write(struct kunit *test, struct st_hx *x,
+			  struct st_mr *m, const struct st_fault_case *c)
+{
+	struct rsw_stream *s = to_rsw_qp(x->e->qp)->stream;
+	struct ib_sge sge = {
+		.addr = m->mr->iova, .length = ST_MID_LEN, .lkey = m->mr->lkey,
+	};
+	u32 done, skip;
+
+	st_mr_reg_direct(test, m, st.pd, IB_ACCESS_LOCAL_WRITE);
+	st_pattern(st_mr_ptr(m, 0), ST_MID_LEN, 8);
+	st_post_rdma(test, x->e, 9, IB_WR_RDMA_WRITE, 0, &sge, 1, ST_MID_RADDR,
+		     0x00424201, 0);
+	st_post_send(test, x->e, 10, IB_WR_SEND, 0, NULL, 0, 0);
+	done = st_wait_tx_still(test, s, c->mid, &skip);
+	KUNIT_ASSERT_EQ_MSG(test, !!skip, c->mid, "TX stopped with skip %u",
+			    skip);
+	KUNIT_ASSERT_LT(test, done, (u32)ST_MID_LEN);
+	if (c->linger)
+		st_close_to_linger(test, x, s);
+	KUNIT_ASSERT_EQ(test, rsw_mr_invalidate_local(st.rsw, st.pd, 0,
+						      m->mr->lkey, NULL),
+			RSW_MR_OK);
+	return done;
+}
+
+/* At a boundary: the Write's FPDUs up to @done, the Terminate, our FIN. */
+static void st_fault_term_read(struct kunit *test, struct st_hx *x,
+			       struct st_mr *m, u32 done)
+{
+	u8 *buf = st_vmalloc(test, ST_MID_BUF);
+	const struct rsw_hdr_term *th = (const void *)buf;
+	u64 last_to;
+	int ulpdu;
+	u32 got;
+	u8 b;
+
+	ulpdu = st_mid_drain_write(test, x, buf, st_mr_ptr(m, 0), &last_to,
+				   &got);
+	KUNIT_EXPECT_EQ_MSG(test, got, done, "Write octets before the Terminate");
+	KUNIT_ASSERT_EQ(test, rsw_rdmap_opcode(&th->ddp.c), RSW_OP_TERMINATE);
+	/* Neither header: the Terminate's own header is all. */
+	KUNIT_EXPECT_EQ(test, ulpdu + RSW_MPA_HDR_LEN,
+			(int)sizeof(struct rsw_hdr_term));
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(th->ddp.qn), RSW_QN_TERMINATE);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(th->ddp.msn), 1);
+	KUNIT_EXPECT_EQ(test, rsw_term_layer(&th->term), RSW_TERM_LAYER_RDMAP);
+	KUNIT_EXPECT_EQ(test, rsw_term_etype(&th->term),
+			RSW_RDMAP_ET_CATASTROPHIC);
+	KUNIT_EXPECT_EQ(test, rsw_term_ecode(&th->term), 0);
+	KUNIT_EXPECT_FALSE(test, rsw_term_m(&th->term));
+	KUNIT_EXPECT_FALSE(test, rsw_term_d(&th->term));
+	KUNIT_EXPECT_FALSE(test, rsw_term_r(&th->term));
+	KUNIT_EXPECT_EQ_MSG(test, st_recv_all(x->raw, &b, 1), 0,
+			    "no FIN after the Terminate");
+}
+
+/* Inside an FPDU: the Write's FPDUs, then the reset; no Terminate. */
+static void st_fault_reset_read(struct kunit *test, struct st_hx *x)
+{
+	u8 *buf = st_vmalloc(test, ST_MID_BUF);
+	const union rsw_hdr *h = (const void *)buf;
+	int ret, writes = 0;
+	u8 b;
+
+	while ((ret = st_read_fpdu(test, x, buf, ST_MID_BUF)) >= 0) {
+		KUNIT_ASSERT_EQ_MSG(test, rsw_rdmap_opcode(&h->c), RSW_OP_WRITE,
+				    "FPDU %d", writes);
+		KUNIT_ASSERT_FALSE(test, rsw_ddp_last(&h->c));
+		writes++;
+	}
+	/* Cut inside the FPDU (-ENODATA) or at a boundary: then the reset. */
+	if (ret == -ENODATA)
+		ret = st_recv_all(x->raw, &b, 1);
+	KUNIT_EXPECT_EQ_MSG(test, ret, -ECONNRESET, "after %d Write FPDUs",
+			    writes);
+}
+
+static void st_peer_fault_mid_msg(struct kunit *test)
+{
+	const struct st_fault_case *c = test->param_value;
+	struct rsw_mpa_conn conn = {
+		.rev = RSW_MPA_REV_2, .crc = true, .enhanced = true,
+		.ird = ST_HX_IRD, .ord = ST_HX_ORD,
+	};
+	struct rsw_stream_stats ss;
+	struct socket *qs;
+	struct st_hx *x;
+	struct st_mr *m;
+	struct ib_wc wc;
+	u32 done;
+
+	x = st_hx_prepare(test, true, false, &qs);
+	/* The raw end's receive buffer stays as it is: it reads nothing. */
+	st_sock_bufs(qs->sk, 32 * 1024);
+	if (c->mid)
+		st_small_skbs(test);
+	st_attach(test, x->e, qs, &conn, false);
+	rsw_stream_start(to_rsw_qp(x->e->qp));
+	st_peer_first(test, x);
+	m = st_mr_new(test, st.pd, ST_MID_LEN);
+	done = st_fault_write(test, x, m, c);
+	if (c->mid)
+		st_fault_reset_read(test, x);
+	else
+		st_fault_term_read(test, x, m, done);
+
+	kernel_sock_shutdown(x->raw, SHUT_WR);
+	KUNIT_EXPECT_TRUE_MSG(test, st_wait_closed(x->e), "closed() not called");
+	KUNIT_EXPECT_EQ(test, st_state(test, x->e), IB_QPS_ERR);
+	st_wc(test, x->e->scq, 9, IB_WC_LOC_PROT_ERR, -1, NULL);
+	st_wc(test, x->e->scq, 10, IB_WC_WR_FLUSH_ERR, -1, &wc);
+	KUNIT_EXPECT_EQ(test, wc.vendor_err,
+			st_term_ve(RSW_TERM_LAYER_RDMAP,
+				   RSW_RDMAP_ET_CATASTROPHIC, 0));
+	ss = st_stats(test, x->e);
+	KUNIT_EXPECT_EQ(test, ss.term_sent, c->mid ? 0 : 1);
+	if (c->mid)
+		return;
+	KUNIT_EXPECT_EQ(test, ss.term.layer, RSW_TERM_LAYER_RDMAP);
+	KUNIT_EXPECT_EQ(test, ss.term.etype, RSW_RDMAP_ET_CATASTROPHIC);
+	KUNIT_EXPECT_TRUE(test, test_bit(IB_EVENT_QP_FATAL, &x->e->events));
+	KUNIT_EXPECT_EQ(test, x->e->closed_status, -ECONNABORTED);
+}
+
+/*
  * An orderly close with more WQEs queued than one TX run takes
  * (RSW_STREAM_TX_BUDGET, 32): every one goes out, then our FIN.  The
  * stream's work is held while ST_CLOSE_SENDS signaled Sends are posted
@@ -4771,6 +4959,7 @@ static struct kunit_case st_cases[] = {
 	KUNIT_CASE_PARAM(st_peer_term_mid_fpdu, st_mid_gen_params),
 	KUNIT_CASE(st_peer_term_ulp_err),
 	KUNIT_CASE(st_peer_fin_mid_fpdu),
+	KUNIT_CASE_PARAM(st_peer_fault_mid_msg, st_fault_gen_params),
 	KUNIT_CASE(st_peer_fenced_local_inv),
 	KUNIT_CASE_PARAM(st_peer_rtr, st_rtr_gen_params),
 	KUNIT_CASE(st_reset_live_stream),

@@ -722,8 +722,11 @@ int rsw_srq_resize_steps(struct ib_srq *ibsrq, u32 size,
  * the sink runs in its context.  Return values of the emitting calls: 0
  * (all of it taken by the sink), -EAGAIN (sink full: the rest goes out at
  * the next rsw_tx_process()), -EBUSY (another message is in progress),
- * -EFAULT (its memory failed a check mid-message: the stream is broken),
- * or the sink's own negative errno.
+ * -EFAULT (its memory failed a check mid-message: the message abandoned,
+ * a WQE completed LOC_PROT_ERR after the QP got the cause of the caller's
+ * Terminate, RDMAP Local Catastrophic Error; that Terminate may follow
+ * unless the sink holds part of an FPDU), or the sink's own negative
+ * errno.
  */
 /*
  * Start @tx for @pd of @rsw: MULPDU from @cfg's MSS (rsw_tx_set_mss()'s
@@ -761,8 +764,8 @@ int rsw_tx_process(struct rsw_tx *tx, struct rsw_qp *qp, unsigned int budget);
  * recorded outstanding and flushed with the rest); a Write with Immediate
  * stays in progress, its Immediate unsent, and the abort flushes it.  0
  * once TCP took all of the FPDU (or no message is in progress), -EAGAIN if
- * the sink is full, -EFAULT if its memory failed a check (nothing sent),
- * or the sink's error.
+ * the sink is full, -EFAULT if its memory failed a check (nothing sent,
+ * the message abandoned as above), or the sink's error.
  */
 int rsw_tx_next_fpdu(struct rsw_tx *tx, struct rsw_qp *qp);
 /*

@@ -64,6 +64,8 @@
  * A QP moved to ERROR (by the ULP, a completion error or destroy_qp), a
  * reset or error on the socket, or a fault in the TX engine end the
  * stream abortively from any phase: the socket is closed with a reset.
+ * (Not the memory of a message going away mid-message at an FPDU
+ * boundary: a local error, its Terminate goes, rsw_stream_tx_fault().)
  * One exception: the ERROR our own Terminate put the QP in does not cut
  * the LINGER that sends it (rsw_stream_broken()); the consumer's ERROR
  * does.
@@ -448,6 +450,26 @@ static void rsw_stream_local_term(struct rsw_stream *s)
 	rsw_stream_set_why(s, RSW_WHY_TERMINATE, -ECONNABORTED);
 }
 
+/*
+ * The engine's -EFAULT: the memory of the message in progress went away
+ * mid-message (tx.c rsw_tx_fault(): its WQE completed LOC_PROT_ERR, the
+ * cause set first).  A local error like a request that cannot be made:
+ * the Terminate goes in the message's place, true, when TCP holds no
+ * part of an FPDU (ts.skip 0: every FPDU pushed was taken whole; a failed
+ * describe and the sink's own -EFAULT send nothing).  When TCP holds part
+ * of one, that FPDU cannot be finished, its source gone, and a Terminate
+ * may not follow a truncated FPDU (the peer would read it as the rest):
+ * false, the end is a reset.  Socket owned.
+ */
+static bool rsw_stream_tx_fault(struct rsw_stream *s)
+{
+	sock_owned_by_me(s->sock->sk);
+	if (s->ts.skip)
+		return false;
+	rsw_stream_local_term(s);
+	return true;
+}
+
 /* The engine's run for rsw_stream_tx(). */
 static bool rsw_stream_tx_engine(struct rsw_stream *s)
 {
@@ -470,7 +492,7 @@ static bool rsw_stream_tx_engine(struct rsw_stream *s)
 			goto fail;
 	}
 	ret = rsw_stream_tx_rresp(s);
-	if (ret == -EACCES)
+	if (ret == -EACCES || (ret == -EFAULT && rsw_stream_tx_fault(s)))
 		return true;		/* the Terminate goes next */
 	if (ret && ret != -EAGAIN)
 		goto fail;
@@ -483,6 +505,8 @@ static bool rsw_stream_tx_engine(struct rsw_stream *s)
 		rsw_stream_local_term(s);
 		return true;		/* the Terminate goes next */
 	}
+	if (ret == -EFAULT && rsw_stream_tx_fault(s))
+		return true;
 	if (ret < 0)
 		goto fail;
 	s->tx_taken += ret;
@@ -1161,6 +1185,23 @@ static enum rsw_stream_sqe_act rsw_stream_linger_sqe(struct rsw_stream *s)
 	return RSW_SQE_TERM;
 }
 
+/*
+ * LINGER before our FIN, socket owned: the engine's -EFAULT on the
+ * message an orderly close finishes.  RUN's rule (rsw_stream_tx_fault()):
+ * at an FPDU boundary our Terminate becomes pending, with a fresh linger
+ * timeout, as for SQE here (rsw_stream_linger_sqe()), and true.  False
+ * (a reset) inside an FPDU, or with an end decided already (a pending
+ * Terminate whose FPDU in the way lost its memory).
+ */
+static bool rsw_stream_linger_fault(struct rsw_stream *s)
+{
+	if (s->why || !rsw_stream_tx_fault(s))
+		return false;
+	s->term_pending = true;
+	rsw_stream_linger(s);
+	return true;
+}
+
 /* After rsw_stream_linger_sqe()'s @act, socket released: true if ended. */
 static bool rsw_stream_linger_sqe_done(struct rsw_stream *s,
 				       enum rsw_stream_sqe_act act)
@@ -1201,6 +1242,11 @@ static bool rsw_stream_step_linger(struct rsw_stream *s)
 	sqe = rsw_stream_linger_sqe(s);
 	if (!s->fin_sent && sqe != RSW_SQE_END)
 		ret = rsw_stream_linger_tx(s);
+	/* Reported as SQE's Terminate is; it goes out as that one does. */
+	if (ret == -EFAULT && rsw_stream_linger_fault(s)) {
+		sqe = RSW_SQE_TERM;
+		ret = rsw_stream_linger_tx(s);
+	}
 	release_sock(sk);
 	if (rsw_stream_linger_sqe_done(s, sqe))
 		return false;

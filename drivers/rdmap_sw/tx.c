@@ -914,6 +914,37 @@ static void rsw_tx_imm_next(struct rsw_tx *tx)
 	m->done = 0;
 }
 
+/*
+ * The cause of the caller's Terminate for a request of @qp that cannot be
+ * made or finished (RFC 5040 section 7.1 rule 1, RFC 7306 section 8.1
+ * rule 1): RDMAP Local Catastrophic Error.  Set before the WQE's error
+ * completion, which moves @qp to ERROR and flushes what it holds: the
+ * flushed completions carry it.
+ */
+static void rsw_tx_local_cause(struct rsw_qp *qp)
+{
+	struct rsw_term_cause c = RSW_TERM_CAUSE(RSW_TERM_LAYER_RDMAP,
+						 RSW_RDMAP_ET_CATASTROPHIC, 0);
+
+	rsw_qp_term_cause(qp, rsw_term_vendor_err(&c));
+}
+
+/*
+ * The memory went away mid-message (the source MR invalidated,
+ * deregistered or changed after the first FPDUs): the message is
+ * abandoned, a WQE of @qp completes LOC_PROT_ERR, its cause first.
+ * Whether the caller's Terminate may follow is the sink's matter: not
+ * after an FPDU TCP took in part (stream.c, rsw_stream_tx_fault()).
+ */
+static void rsw_tx_fault(struct rsw_tx *tx, struct rsw_qp *qp)
+{
+	if (tx->msg.kind == RSW_TX_WQE && qp) {
+		rsw_tx_local_cause(qp);
+		rsw_qp_sq_complete(qp, tx->sqe_idx, RDMAP_SW_WC_LOC_PROT_ERR, 0);
+	}
+	rsw_tx_idle(tx);
+}
+
 /* Continue the message in progress; 0 when it is finished. */
 static int rsw_tx_resume(struct rsw_tx *tx, struct rsw_qp *qp)
 {
@@ -927,17 +958,8 @@ static int rsw_tx_resume(struct rsw_tx *tx, struct rsw_qp *qp)
 		rsw_tx_imm_next(tx);
 		ret = rsw_tx_emit(tx, &err);
 	}
-	if (ret == -EFAULT) {
-		/*
-		 * The memory went away mid-message (invalidated or
-		 * deregistered after the first segments): the message is
-		 * abandoned and the stream is broken.
-		 */
-		if (tx->msg.kind == RSW_TX_WQE && qp)
-			rsw_qp_sq_complete(qp, tx->sqe_idx,
-					   RDMAP_SW_WC_LOC_PROT_ERR, 0);
-		rsw_tx_idle(tx);
-	}
+	if (ret == -EFAULT)
+		rsw_tx_fault(tx, qp);
 	if (!ret)
 		rsw_tx_finish(tx, qp);
 	return ret;
@@ -951,9 +973,9 @@ int rsw_tx_next_fpdu(struct rsw_tx *tx, struct rsw_qp *qp)
 	if (tx->msg.kind == RSW_TX_IDLE)
 		return 0;
 	/* A batch of one: the FPDU the sink may have taken in part. */
-	if (rsw_tx_describe(tx, 1))
-		return -EFAULT;
-	ret = rsw_tx_push(tx, &last);
+	ret = rsw_tx_describe(tx, 1) ? -EFAULT : rsw_tx_push(tx, &last);
+	if (ret == -EFAULT)
+		rsw_tx_fault(tx, qp);
 	if (ret || !last || tx->msg.imm_next)
 		return ret;
 	/* It was the message's last: the message is out as usual. */
@@ -976,12 +998,7 @@ int rsw_tx_wqe(struct rsw_tx *tx, struct rsw_qp *qp,
 	if (status != RDMAP_SW_WC_SUCCESS) {
 		rsw_tx_idle(tx);
 		if (qp) {
-			/* The caller's Terminate; its cause first. */
-			struct rsw_term_cause c =
-				RSW_TERM_CAUSE(RSW_TERM_LAYER_RDMAP,
-					       RSW_RDMAP_ET_CATASTROPHIC, 0);
-
-			rsw_qp_term_cause(qp, rsw_term_vendor_err(&c));
+			rsw_tx_local_cause(qp);
 			rsw_qp_sq_complete(qp, idx, status, 0);
 		}
 		/*
