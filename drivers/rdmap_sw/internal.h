@@ -722,9 +722,10 @@ int rsw_srq_resize_steps(struct ib_srq *ibsrq, u32 size,
  * the sink runs in its context.  Return values of the emitting calls: 0
  * (all of it taken by the sink), -EAGAIN (sink full: the rest goes out at
  * the next rsw_tx_process()), -EBUSY (another message is in progress),
- * -EFAULT (its memory failed a check mid-message: the message abandoned,
- * a WQE completed LOC_PROT_ERR after the QP got the cause of the caller's
- * Terminate, RDMAP Local Catastrophic Error; that Terminate may follow
+ * -EFAULT (its memory failed a check mid-message: the message abandoned;
+ * its WQE, if it has one (not a Read Response), completed LOC_PROT_ERR
+ * after the QP got the cause of the caller's Terminate, RDMAP Local
+ * Catastrophic Error; that Terminate may follow
  * unless the sink holds part of an FPDU), or the sink's own negative
  * errno.
  */

@@ -1190,12 +1190,14 @@ static enum rsw_stream_sqe_act rsw_stream_linger_sqe(struct rsw_stream *s)
  * message an orderly close finishes.  RUN's rule (rsw_stream_tx_fault()):
  * at an FPDU boundary our Terminate becomes pending, with a fresh linger
  * timeout, as for SQE here (rsw_stream_linger_sqe()), and true.  False
- * (a reset) inside an FPDU, or with an end decided already (a pending
- * Terminate whose FPDU in the way lost its memory).
+ * (a reset) inside an FPDU, with an end decided already (a pending
+ * Terminate whose FPDU in the way lost its memory), or with our RTR still
+ * to go (the sink's own fault: RUN resets then too, and no Terminate may
+ * come before the RTR).
  */
 static bool rsw_stream_linger_fault(struct rsw_stream *s)
 {
-	if (s->why || !rsw_stream_tx_fault(s))
+	if (s->why || s->rtr_send || !rsw_stream_tx_fault(s))
 		return false;
 	s->term_pending = true;
 	rsw_stream_linger(s);

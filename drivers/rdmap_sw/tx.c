@@ -932,13 +932,16 @@ static void rsw_tx_local_cause(struct rsw_qp *qp)
 /*
  * The memory went away mid-message (the source MR invalidated,
  * deregistered or changed after the first FPDUs): the message is
- * abandoned, a WQE of @qp completes LOC_PROT_ERR, its cause first.
+ * abandoned, its WQE of @qp completes LOC_PROT_ERR, its cause first.  A
+ * Read or Atomic Request too (only the sink's own fault can stop one), as
+ * rsw_tx_abort() would have flushed it: once idle, nothing else would.
  * Whether the caller's Terminate may follow is the sink's matter: not
  * after an FPDU TCP took in part (stream.c, rsw_stream_tx_fault()).
  */
 static void rsw_tx_fault(struct rsw_tx *tx, struct rsw_qp *qp)
 {
-	if (tx->msg.kind == RSW_TX_WQE && qp) {
+	if ((tx->msg.kind == RSW_TX_WQE || tx->msg.kind == RSW_TX_READ) &&
+	    qp) {
 		rsw_tx_local_cause(qp);
 		rsw_qp_sq_complete(qp, tx->sqe_idx, RDMAP_SW_WC_LOC_PROT_ERR, 0);
 	}

@@ -220,7 +220,8 @@ enum rdmap_sw_cqe_flags {
 };
 
 /*
- * cqe.vendor_err of a completion caused by a Terminate (sent or received):
+ * cqe.vendor_err of a completion caused by a Terminate (sent or received,
+ * or decided and then lost to a reset, e.g. when TCP held part of an FPDU):
  * RDMAP_SW_CQE_TERM_VALID and the first 16 bits of the RFC 5040 Terminate
  * Control field, i.e. layer, error type and error code (all three are 0
  * for an RDMAP Local Catastrophic Error); 0 otherwise.
