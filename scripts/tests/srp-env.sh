@@ -158,12 +158,21 @@ srp_login() {
 	assert_eq "$(wc -w <<<"$ports")" 1 "SRP remote ports"
 }
 
-# srp_logout: delete the remote port; its SCSI host and disk go.
+# srp_no_channels: ib_srp holds no rdma_cm ID (its channels are freed).
+srp_no_channels() { ! rdma res show cm_id | grep -qF 'comm [ib_srp]'; }
+
+# srp_logout: delete the remote port; its SCSI host and disk go, then its
+# channels.  ib_srp's removal work takes the remote port away before it
+# disconnects the channels: a target torn down in between (wire2.sh, once
+# past its 'done' barrier) disconnects them first, and ib_srp logs the
+# DREQ and the flushes as failures (CI saw 3).  Logout ends when no
+# channel is left.
 srp_logout() {
 	step "logout: delete the SRP remote port"
 	check bash -c "echo 1 > /sys/class/srp_remote_ports/$ports/delete"
 	poll_until 30 "$bdev gone" gone "$bdev"
 	poll_until 30 "remote port $ports gone" gone "/sys/class/srp_remote_ports/$ports"
 	srp_bdev >/dev/null && fail "an SRP disk is left after the logout"
-	ok "disk and remote port gone"
+	poll_until 30 "ib_srp's channels closed" srp_no_channels
+	ok "disk, remote port and channels gone"
 }
